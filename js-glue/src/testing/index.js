@@ -1,0 +1,89 @@
+/**
+ * `tab-baton/testing`: in-memory fakes of the browser primitives Baton uses
+ * (Web Locks, BroadcastChannel, localStorage), so that many "tabs" can run in
+ * one Node process.
+ *
+ * ```js
+ * import { createBrowser } from 'tab-baton/testing';
+ *
+ * const browser = createBrowser();
+ * const a = browser.tab('a');
+ * const b = browser.tab('b');
+ * // Pass a tab wherever tab-baton takes an environment, e.g. { env: a }.
+ * a.crash(); // b's queued lock request is granted, a's promises never settle
+ * ```
+ *
+ * @module tab-baton/testing
+ */
+
+import { createLockManager } from './locks.js';
+import { createChannelHub } from './channel.js';
+import { createStorage } from './storage.js';
+
+export { createLockManager, createChannelHub, createStorage };
+
+/**
+ * One simulated tab: the browser primitives as this tab sees them. The
+ * `locks`, `BroadcastChannel` and `localStorage` members have the shape of
+ * tab-baton's `env` option (there is no `indexedDB`).
+ * @typedef {object} FakeTab
+ * @property {string} id The tab's client id (`clientId` in `locks.query()`).
+ * @property {import('./locks.js').FakeLockManager} locks This tab's `navigator.locks`.
+ * @property {ReturnType<typeof createChannelHub>["BroadcastChannel"]} BroadcastChannel This tab's `BroadcastChannel` class
+ *   (a subclass of `hub.BroadcastChannel`).
+ * @property {ReturnType<typeof createStorage>} localStorage The origin's storage, shared by all tabs.
+ * @property {() => void} crash Kills the tab as a renderer crash would: its locks
+ *   and queued requests vanish without settling, its channels are disconnected
+ *   (now and when created later). Code already running in the tab is not
+ *   stopped; it just can no longer reach the other tabs, except through
+ *   `localStorage`. The id can then be used for a new tab.
+ */
+
+/**
+ * Creates one simulated origin in one browser: a lock broker, a channel hub
+ * and a localStorage, shared by the tabs made with `tab()`.
+ * @param {import('./channel.js').ChannelHubOptions} [options] Passed to `createChannelHub`.
+ */
+export function createBrowser(options) {
+  const locks = createLockManager();
+  const hub = createChannelHub(options);
+  const localStorage = createStorage();
+  const liveIds = new Set();
+
+  /**
+   * Opens a tab.
+   * @param {string} [id] Unique among live tabs; defaults to a random UUID.
+   * @returns {FakeTab}
+   */
+  function tab(id = crypto.randomUUID()) {
+    id = `${id}`;
+    if (liveIds.has(id)) throw new Error(`tab '${id}' is already open`);
+    liveIds.add(id);
+    const channels = [];
+    let crashed = false;
+
+    class BroadcastChannel extends hub.BroadcastChannel {
+      constructor(...args) {
+        super(...args);
+        if (crashed) hub.disconnect(this);
+        else channels.push(this);
+      }
+    }
+
+    return {
+      id,
+      locks: locks.client(id),
+      BroadcastChannel,
+      localStorage,
+      crash() {
+        if (crashed) return;
+        crashed = true;
+        liveIds.delete(id);
+        locks.crash(id);
+        for (const channel of channels) hub.disconnect(channel);
+      },
+    };
+  }
+
+  return { locks, BroadcastChannel: hub.BroadcastChannel, hub, localStorage, tab };
+}

@@ -1,0 +1,175 @@
+/**
+ * `tab-baton/testing`: in-memory Web Locks, BroadcastChannel and localStorage,
+ * so that many "tabs" can run in one Node process.
+ *
+ * The types are structural copies of the DOM ones, so they work with either
+ * `lib.dom` or `@types/node` (for `AbortSignal`, `EventTarget`, `MessageEvent`);
+ * with `lib.dom`, the fakes are assignable to `LockManager`, `BroadcastChannel`
+ * and `Storage`.
+ */
+
+// ---------------------------------------------------------------- Web Locks
+
+export type LockMode = 'exclusive' | 'shared';
+
+export interface LockOptions {
+  /** Default 'exclusive'. */
+  mode?: LockMode;
+  /** Grant only if possible right now; otherwise the callback gets `null`. */
+  ifAvailable?: boolean;
+  /** Take the lock from its holders (their requests reject with "AbortError"). Exclusive only. */
+  steal?: boolean;
+  /** Aborting it while the request is queued withdraws the request. */
+  signal?: AbortSignal;
+}
+
+export interface Lock {
+  readonly name: string;
+  readonly mode: LockMode;
+}
+
+export interface LockInfo {
+  name: string;
+  mode: LockMode;
+  clientId: string;
+}
+
+export interface LockManagerSnapshot {
+  held: LockInfo[];
+  pending: LockInfo[];
+}
+
+export type LockGrantedCallback<T> = (lock: Lock | null) => T;
+
+/** What `navigator.locks` is for one tab. */
+export interface FakeLockManager {
+  /**
+   * Requests the lock `name`, held until the promise returned by `callback`
+   * settles; resolves or rejects like that promise. Callbacks run in a
+   * microtask, first come first served per name.
+   */
+  request<T>(name: string, callback: LockGrantedCallback<T>): Promise<Awaited<T>>;
+  request<T>(name: string, options: LockOptions, callback: LockGrantedCallback<T>): Promise<Awaited<T>>;
+  /** Held locks and pending requests of every tab of the broker. */
+  query(): Promise<LockManagerSnapshot>;
+}
+
+/** The lock state of one origin, shared by the tabs. */
+export interface LockBroker {
+  /** A `navigator.locks` for one tab; `clientId` defaults to a random UUID. */
+  client(clientId?: string): FakeLockManager;
+  /**
+   * Drops every lock and queued request of the tab without settling their
+   * promises and grants the next waiters, as when a renderer crashes. The
+   * tab's existing clients stay dead: their later requests never settle.
+   */
+  crash(clientId: string): void;
+  query(): Promise<LockManagerSnapshot>;
+}
+
+export function createLockManager(): LockBroker;
+
+// --------------------------------------------------------- BroadcastChannel
+
+export interface FakeBroadcastChannel extends EventTarget {
+  readonly name: string;
+  /** Sends a structured clone to every other open channel of the same name; throws "InvalidStateError" after `close()`. */
+  postMessage(message: any): void;
+  /** Stops sending and receiving; pending messages are dropped. Idempotent. */
+  close(): void;
+  /** Receives a `MessageEvent` whose `data` is the clone. */
+  onmessage: ((this: FakeBroadcastChannel, event: MessageEvent) => any) | null;
+  /** Never fires in the fake. */
+  onmessageerror: ((this: FakeBroadcastChannel, event: MessageEvent) => any) | null;
+}
+
+export interface FakeBroadcastChannelConstructor {
+  new (name: string): FakeBroadcastChannel;
+  readonly prototype: FakeBroadcastChannel;
+}
+
+export interface ChannelStats {
+  /** Messages accepted by `postMessage`. */
+  posted: number;
+  /** `message` events dispatched (one per receiver). */
+  delivered: number;
+  /** Messages lost to `disconnect` or `close` before delivery. */
+  dropped: number;
+}
+
+export interface ChannelHubOptions {
+  /** Runs one delivery later. Default: `setTimeout(task, 0)`. */
+  schedule?: (task: () => void) => void;
+}
+
+/** The channels of one origin. */
+export interface ChannelHub {
+  /** A web `BroadcastChannel` that reaches the other channels of this hub only. */
+  readonly BroadcastChannel: FakeBroadcastChannelConstructor;
+  /** Holds the messages addressed to `channel` until `resume`. */
+  pause(channel: FakeBroadcastChannel): void;
+  /** Delivers the held messages in order and lets later ones through. */
+  resume(channel: FakeBroadcastChannel): void;
+  /** Cuts `channel` off for good (a crashed tab): it receives nothing, its posts go nowhere, silently. */
+  disconnect(channel: FakeBroadcastChannel): void;
+  /** A copy of the traffic counters. */
+  stats(): ChannelStats;
+}
+
+export function createChannelHub(options?: ChannelHubOptions): ChannelHub;
+
+// ------------------------------------------------------------- localStorage
+
+export type StorageFailure = 'SecurityError' | 'QuotaExceededError';
+
+/** A `Storage` kept in memory (no named properties, no `storage` events, no quota). */
+export interface FakeStorage {
+  readonly length: number;
+  key(index: number): string | null;
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+  removeItem(key: string): void;
+  clear(): void;
+  /**
+   * Test hook: `'SecurityError'` (or `true`) makes every call throw, as when
+   * site data is blocked; `'QuotaExceededError'` makes `setItem` throw, as when
+   * storage is full; `false` ends the failure. Data is kept.
+   */
+  fail(failure: boolean | StorageFailure): void;
+}
+
+export function createStorage(): FakeStorage;
+
+// ------------------------------------------------------------------ Browser
+
+/**
+ * One simulated tab. `locks`, `BroadcastChannel` and `localStorage` have the
+ * shape of tab-baton's `env` option.
+ */
+export interface FakeTab {
+  /** The tab's client id, as in `locks.query()`. */
+  readonly id: string;
+  readonly locks: FakeLockManager;
+  /** A subclass of `hub.BroadcastChannel` whose channels die with the tab. */
+  readonly BroadcastChannel: FakeBroadcastChannelConstructor;
+  /** The origin's storage, shared by all tabs. */
+  readonly localStorage: FakeStorage;
+  /**
+   * Kills the tab like a renderer crash: its locks and queued requests vanish
+   * without settling and its channels are disconnected. Code already running
+   * is not stopped. The id can then be reused for a new tab.
+   */
+  crash(): void;
+}
+
+/** One origin in one browser. */
+export interface FakeBrowser {
+  readonly locks: LockBroker;
+  readonly BroadcastChannel: FakeBroadcastChannelConstructor;
+  readonly hub: ChannelHub;
+  readonly localStorage: FakeStorage;
+  /** Opens a tab; `id` must be unique among live tabs (default: a random UUID). */
+  tab(id?: string): FakeTab;
+}
+
+export function createBrowser(options?: ChannelHubOptions): FakeBrowser;

@@ -1,0 +1,878 @@
+#include "node.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace baton {
+namespace {
+
+// A claimed epoch this far above anything known is forged or corrupt: honouring it
+// would let one message exhaust the epoch space.
+constexpr uint64_t kPlausibleEpoch = uint64_t{1} << 40;
+constexpr uint64_t kMaxEpochJump = uint64_t{1} << 20;
+// Consecutive lease transaction failures before the lease is given up for broadcast-only.
+constexpr uint32_t kLeaseFailuresBeforeFallback = 3;
+
+Effect make(EffectKind kind, const std::string& resource, LockMode mode = LockMode::queue) {
+  Effect e;
+  e.kind = kind;
+  e.resource = resource;
+  e.lock_mode = mode;
+  return e;
+}
+
+}  // namespace
+
+Node::Node(Config config) : config_(std::move(config)), rng_(config_.seed) {}
+
+// ---------------------------------------------------------------------------------------
+// The entry point.
+
+std::vector<Effect> Node::step(const Event& e) {
+  Effects out;
+  if (disposed_) return out;
+  double now = e.now_ms;
+  handle_clock(now);
+  Resource* r = nullptr;
+  if (!e.resource.empty()) {
+    auto it = resources_.find(e.resource);
+    if (it != resources_.end()) r = &it->second;
+  }
+  switch (e.kind) {
+    case EventKind::tick: on_tick(now, out); break;
+    case EventKind::message: on_message(e, out); break;
+    case EventKind::join: on_join(e, out); break;
+    case EventKind::leave: on_leave(e.resource, now, out); break;
+    case EventKind::lock_granted:
+      if (r) on_lock_granted(*r, now, out);
+      else out.push_back(make(EffectKind::lock_release, e.resource));
+      break;
+    case EventKind::lock_lost:
+      if (r) on_lock_lost(*r, now, out);
+      break;
+    case EventKind::lock_unavailable:
+      if (r && r->lock == LockState::queued) {
+        r->lock = LockState::none;
+        fail_acquisition(*r, now);
+      }
+      break;
+    case EventKind::epoch_allocated:
+      if (r) on_epoch_allocated(*r, e.epoch, e.durable, now, out);
+      break;
+    case EventKind::lease_result:
+      if (r) on_lease_result(*r, e.lease, now, out);
+      break;
+    case EventKind::lease_failed:
+      if (r) {
+        r->lease_op = LeaseOp::none;
+        ++metrics_.storage_failures;
+        degraded_ = true;
+        if (r->role == Role::leader || r->role == Role::candidate || r->role == Role::stepping_down) {
+          step_down(*r, Reason::storage_failed, now, out);
+        }
+        if (++lease_failures_ >= kLeaseFailuresBeforeFallback && config_.authority == Authority::lease) {
+          config_.authority = Authority::broadcast;
+          trigger_all(now);
+        }
+        fail_acquisition(*r, now);
+      }
+      break;
+    case EventKind::lifecycle: on_lifecycle(e.lifecycle, now, out); break;
+    case EventKind::online:
+      online_ = true;
+      trigger_all(now);
+      break;
+    case EventKind::offline:
+      online_ = false;
+      trigger_all(now);
+      break;
+    case EventKind::session_changed:
+      for (auto& [name, res] : resources_) step_down(res, Reason::session_changed, now, out);
+      trigger_all(now);
+      break;
+    case EventKind::abdicate:
+      if (r) {
+        step_down(*r, Reason::abdicate, now, out);
+        // Give the others the first chance: they act at once on the goodbye.
+        r->backoff_until_ms = now + config_.heartbeat_ms;
+      }
+      break;
+    case EventKind::force_election:
+      if (r) trigger(*r, now, true);
+      break;
+    case EventKind::dispose: on_dispose(now, out); break;
+  }
+  if (!disposed_) run_due(now, out);
+  return out;
+}
+
+double Node::next_deadline() const {
+  if (disposed_) return kNever;
+  double d = presence_due_ms_;
+  if (leads_anything()) d = std::min(d, heartbeat_due_ms_);
+  for (const auto& [name, r] : resources_) d = std::min(d, r.wake_ms);
+  return d;
+}
+
+void Node::run_due(double now, Effects& out) {
+  if (!said_hello_) {
+    said_hello_ = true;
+    send(frame(wire::Kind::hello), out);
+    presence_due_ms_ = now + refresh_ms();
+  }
+  for (auto& [name, r] : resources_) {
+    if (now >= r.wake_ms) {
+      r.wake_ms = kNever;
+      evaluate(r, now, out);
+    }
+  }
+  if (leads_anything() && now >= heartbeat_due_ms_) {
+    send_heartbeat(now, out);
+  } else if (now >= presence_due_ms_) {
+    send(frame(wire::Kind::presence), out);
+    presence_due_ms_ = now + refresh_ms();
+  }
+}
+
+void Node::handle_clock(double now) {
+  if (!started_) {
+    started_ = true;
+    last_now_ms_ = now;
+    last_tick_ms_ = now;
+    return;
+  }
+  if (now < last_now_ms_) {
+    // The wall clock went backwards: move every stored local time with it, so that
+    // deadlines keep their distance instead of lying far in the future.
+    double delta = now - last_now_ms_;
+    ++metrics_.clock_jumps;
+    auto shift = [delta](double& t) {
+      if (t != kNever) t += delta;
+    };
+    shift(last_tick_ms_);
+    shift(heartbeat_due_ms_);
+    shift(presence_due_ms_);
+    presence_.shift(delta);
+    for (auto& [name, r] : resources_) {
+      shift(r.wake_ms);
+      shift(r.joined_ms);
+      shift(r.queued_ms);
+      shift(r.leader_since_ms);
+      shift(r.leaderless_since_ms);
+      if (r.abdicate_asked_ms >= 0) shift(r.abdicate_asked_ms);
+      shift(r.lease_started_ms);
+      shift(r.lease_valid_until_ms);
+      shift(r.renew_ms);
+      shift(r.backoff_until_ms);
+    }
+  }
+  last_now_ms_ = now;
+}
+
+// ---------------------------------------------------------------------------------------
+// Events.
+
+void Node::on_tick(double now, Effects& out) {
+  (void)out;
+  ++metrics_.ticks;
+  ++tick_seq_;
+  last_tick_ms_ = now;
+  if (presence_.prune(now) > 0) trigger_all(now);
+}
+
+void Node::on_message(const Event& e, Effects& out) {
+  ++metrics_.frames_received;
+  wire::Frame f;
+  switch (wire::decode(e.data, e.size, f)) {
+    case wire::DecodeError::ok: break;
+    case wire::DecodeError::oversized: ++metrics_.dropped_oversized; return;
+    case wire::DecodeError::foreign_version: ++metrics_.dropped_foreign_version; return;
+    default: ++metrics_.dropped_malformed; return;
+  }
+  double now = e.now_ms;
+  if (f.sender == config_.id) {
+    ++metrics_.duplicate_id;
+    return;
+  }
+  Presence::Observed seen = presence_.observe(f, now);
+  if (seen == Presence::Observed::stale_generation) {
+    ++metrics_.dropped_stale_generation;
+    return;
+  }
+  if (seen != Presence::Observed::unchanged) trigger_all(now);
+
+  // A known leader whose frame no longer claims the resource has stepped down.
+  for (auto& entry : resources_) {
+    Resource& r = entry.second;
+    if (r.leader != f.sender) continue;
+    const std::string& name = entry.first;
+    bool still_claims = std::any_of(f.claims.begin(), f.claims.end(),
+                                    [&name](const wire::Claim& c) { return c.resource == name; });
+    if (!still_claims) {
+      clear_leader(r, now, out);
+      trigger(r, now);
+    }
+  }
+  for (const auto& c : f.claims) on_claim(f, c, now, out);
+
+  switch (f.kind) {
+    case wire::Kind::hello:
+      send(frame(wire::Kind::presence), out);
+      break;
+    case wire::Kind::goodbye: on_goodbye(f, now, out); break;
+    case wire::Kind::abdicate_request: on_abdicate_request(f, now, out); break;
+    case wire::Kind::presence:
+    case wire::Kind::heartbeat: break;
+  }
+}
+
+void Node::on_join(const Event& e, Effects& out) {
+  (void)out;
+  auto it = resources_.find(e.resource);
+  if (it == resources_.end()) {
+    it = resources_.emplace(e.resource, Resource(config_.backoff_base_ms, config_.backoff_max_ms)).first;
+    Resource& r = it->second;
+    r.name = e.resource;
+    r.joined_ms = e.now_ms;
+    // Before taking over with no authority, wait one heartbeat to hear an existing leader.
+    r.leaderless_since_ms = e.now_ms + std::min(config_.heartbeat_ms, config_.suspect_ms);
+    set_role(r, Role::follower, Reason::startup, e.now_ms);
+  }
+  it->second.policy = e.policy;
+  it->second.left = false;
+  trigger(it->second, e.now_ms, true);
+}
+
+void Node::on_leave(const std::string& name, double now, Effects& out) {
+  auto it = resources_.find(name);
+  if (it == resources_.end()) return;
+  Resource& r = it->second;
+  step_down(r, Reason::abdicate, now, out);
+  if (r.lock != LockState::none) {
+    out.push_back(make(EffectKind::lock_release, r.name));
+    r.lock = LockState::none;
+  }
+  // A lease release still in flight needs the resource for lease_decide.
+  if (r.lease_op == LeaseOp::none) resources_.erase(it);
+  else r.left = true;
+}
+
+void Node::on_lock_granted(Resource& r, double now, Effects& out) {
+  if (r.lock != LockState::queued || r.left) {
+    // A grant we no longer want (released or superseded meanwhile): give it back.
+    out.push_back(make(EffectKind::lock_release, r.name));
+    return;
+  }
+  r.lock = LockState::held;
+  set_role(r, Role::candidate, r.stealing ? Reason::steal : Reason::lock_granted, now);
+  r.stealing = false;
+  Effect alloc = make(EffectKind::allocate_epoch, r.name);
+  alloc.epoch = r.max_epoch;
+  out.push_back(std::move(alloc));
+}
+
+void Node::on_lock_lost(Resource& r, double now, Effects& out) {
+  r.lock = LockState::none;
+  r.stealing = false;
+  if (r.role == Role::leader || r.role == Role::candidate) {
+    // The new holder announces itself; a goodbye from us would only add noise.
+    step_down(r, Reason::lock_lost, now, out, false);
+  }
+  trigger(r, now);
+}
+
+void Node::on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double now, Effects& out) {
+  if (r.role != Role::candidate) return;  // the attempt ended meanwhile
+  if (!durable) {
+    degraded_ = true;
+    ++metrics_.storage_failures;
+  }
+  // Never reuse a term someone was seen holding, whatever the counter says.
+  epoch = std::max(epoch, r.max_epoch + 1);
+  if (config_.authority == Authority::broadcast && !r.leader.empty() && r.leader != config_.id &&
+      !leader_silent(r, now, config_.suspect_ms)) {
+    // A live leader showed up while the epoch was being allocated.
+    set_role(r, Role::follower, Reason::conflict, now);
+    r.max_epoch = std::max(r.max_epoch, epoch);
+    fail_acquisition(r, now);
+    return;
+  }
+  become_leader(r, epoch, r.reason == Reason::steal ? Reason::steal : Reason::epoch_ready, now, out);
+}
+
+void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effects& out) {
+  LeaseOp op = r.lease_op;
+  r.lease_op = LeaseOp::none;
+  lease_failures_ = 0;
+  r.lease = rec;
+  if (rec.present && rec.epoch > r.max_epoch) r.max_epoch = rec.epoch;
+  if (rec.present) fence_.observe(r.name, rec.epoch);
+  bool mine = rec.present && rec.owner == config_.id && rec.generation == config_.generation &&
+              rec.expires_ms > now;
+  if (r.left) {
+    resources_.erase(r.name);
+    return;
+  }
+  if (op == LeaseOp::release || r.role == Role::stepping_down) {
+    set_role(r, Role::follower, r.reason, now);
+  } else if (mine) {
+    r.lease_valid_until_ms = r.lease_started_ms + config_.lease_ms * 5 / 6;
+    r.renew_ms = r.lease_started_ms + config_.lease_ms / 3;
+    if (r.role != Role::leader) {
+      become_leader(r, rec.epoch, Reason::lease_acquired, now, out);
+    }
+  } else {
+    if (r.role == Role::leader) {
+      step_down(r, Reason::lease_lost, now, out, false);
+    } else if (r.role == Role::candidate) {
+      set_role(r, Role::follower, Reason::lease_lost, now);
+      if (op == LeaseOp::acquire) fail_acquisition(r, now);
+    }
+    if (rec.present && rec.expires_ms > now && rec.owner != config_.id) {
+      set_leader(r, rec.owner, rec.epoch, now, out);
+    }
+  }
+  trigger(r, now);
+}
+
+void Node::on_lifecycle(Lifecycle l, double now, Effects& out) {
+  if (l == lifecycle_) return;
+  lifecycle_ = l;
+  if (l == Lifecycle::frozen || l == Lifecycle::closing) {
+    Reason why = l == Lifecycle::frozen ? Reason::frozen : Reason::closing;
+    for (auto& [name, r] : resources_) step_down(r, why, now, out);
+  }
+  // Tell the others at once: ranking and eligibility depend on it.
+  send(frame(wire::Kind::presence), out);
+  trigger_all(now);
+}
+
+void Node::on_dispose(double now, Effects& out) {
+  for (auto& [name, r] : resources_) {
+    step_down(r, Reason::dispose, now, out);
+    if (r.lock != LockState::none) {
+      out.push_back(make(EffectKind::lock_release, r.name));
+      r.lock = LockState::none;
+    }
+  }
+  lifecycle_ = Lifecycle::closing;
+  send(frame(wire::Kind::goodbye), out);
+  disposed_ = true;
+}
+
+// ---------------------------------------------------------------------------------------
+// Frames from other tabs.
+
+void Node::on_claim(const wire::Frame& f, const wire::Claim& c, double now, Effects& out) {
+  auto it = resources_.find(c.resource);
+  if (it == resources_.end() || it->second.left) return;
+  Resource& r = it->second;
+  if (c.epoch > kPlausibleEpoch || (r.max_epoch > 0 && c.epoch > r.max_epoch + kMaxEpochJump)) {
+    ++metrics_.dropped_forged_epoch;
+    return;
+  }
+  r.max_epoch = std::max(r.max_epoch, c.epoch);
+  // Only the broadcast-only mode takes a claim as authority; elsewhere it is a hint.
+  if (config_.authority == Authority::broadcast) fence_.observe(r.name, c.epoch);
+
+  if (r.role == Role::leader) {
+    bool newer = c.epoch > r.epoch;
+    bool same = c.epoch == r.epoch;
+    if (!newer && !same) {
+      heartbeat_due_ms_ = std::min(heartbeat_due_ms_, now);  // tell the stale leader now
+      return;
+    }
+    switch (config_.authority) {
+      case Authority::broadcast: {
+        const Candidate* rival = presence_.find(f.sender);
+        bool rival_wins = newer || (rival && ranks_before(view_of(*rival, now), self_view(), r.name, now));
+        if (rival_wins) {
+          step_down(r, newer ? Reason::newer_epoch : Reason::conflict, now, out, false);
+          set_leader(r, f.sender, c.epoch, now, out);
+        } else {
+          heartbeat_due_ms_ = std::min(heartbeat_due_ms_, now);
+        }
+        break;
+      }
+      case Authority::lease:
+        // The lease record decides: renew now and step down if it names another owner.
+        ++metrics_.epoch_conflicts;
+        if (r.lease_op == LeaseOp::none) r.renew_ms = now;
+        trigger(r, now, true);
+        break;
+      case Authority::web_locks:
+        // The lock decides: a thawed leader whose lock was stolen hears lock_lost. A
+        // leader whose own timers stalled steps down without waiting for it.
+        ++metrics_.epoch_conflicts;
+        if (timers_stalled(now)) step_down(r, Reason::stalled, now, out, false);
+        break;
+    }
+    return;
+  }
+  if (r.leader.empty() || c.epoch >= r.leader_epoch || leader_silent(r, now, config_.suspect_ms)) {
+    set_leader(r, f.sender, c.epoch, now, out);
+  }
+}
+
+void Node::on_goodbye(const wire::Frame& f, double now, Effects& out) {
+  for (auto& [name, r] : resources_) {
+    if (!f.subject.empty() && f.subject != name) continue;
+    if (f.target == config_.id) r.named_successor = true;
+    if (r.leader == f.sender) clear_leader(r, now, out);
+    trigger(r, now, f.target == config_.id);
+  }
+  if (f.subject.empty()) {
+    presence_.remove(f.sender);
+    trigger_all(now);
+  }
+}
+
+void Node::on_abdicate_request(const wire::Frame& f, double now, Effects& out) {
+  if (f.target != config_.id) return;
+  auto it = resources_.find(f.subject);
+  if (it == resources_.end() || it->second.role != Role::leader) {
+    send(frame(wire::Kind::presence), out);  // tells the asker we do not lead it
+    return;
+  }
+  Resource& r = it->second;
+  const Candidate* asker = presence_.find(f.sender);
+  if (timers_stalled(now)) {
+    // Our timers stopped (frozen or throttled): hand over while a handler still runs.
+    step_down(r, Reason::stalled, now, out);
+  } else if (r.policy.prefer_visible && lifecycle_ == Lifecycle::hidden && asker &&
+             asker->lifecycle == Lifecycle::active) {
+    step_down(r, Reason::prefer_visible, now, out);
+    r.backoff_until_ms = now + config_.heartbeat_ms;
+  } else {
+    // Alive: the tick sequence in this heartbeat proves progress to the asker.
+    send_heartbeat(now, out);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Decisions.
+
+void Node::evaluate(Resource& r, double now, Effects& out) {
+  if (r.left) return;
+  ++metrics_.elections;
+  switch (config_.authority) {
+    case Authority::web_locks: evaluate_web_locks(r, now, out); break;
+    case Authority::lease: evaluate_lease(r, now, out); break;
+    case Authority::broadcast: evaluate_broadcast(r, now, out); break;
+  }
+}
+
+// Steps down (or withdraws) when this tab may not lead; true when it may.
+bool Node::ensure_eligible(Resource& r, double now, Effects& out) {
+  if (self_eligible(r, now)) return true;
+  if (r.role == Role::leader || r.role == Role::candidate) step_down(r, why_not_eligible(r, now), now, out);
+  if (r.lock != LockState::none) {
+    out.push_back(make(EffectKind::lock_release, r.name));
+    r.lock = LockState::none;
+  }
+  return false;
+}
+
+void Node::evaluate_web_locks(Resource& r, double now, Effects& out) {
+  if (!ensure_eligible(r, now, out)) return;
+  if (r.role != Role::follower) return;  // leading, or waiting for the epoch
+  if (now < r.backoff_until_ms) {
+    r.wake_ms = std::min(r.wake_ms, r.backoff_until_ms);
+    return;
+  }
+  if (r.lock == LockState::none) {
+    // Every eligible tab queues, so the browser hands over on close or crash.
+    out.push_back(make(EffectKind::lock_request, r.name, LockMode::queue));
+    r.lock = LockState::queued;
+    r.queued_ms = now;
+    ++metrics_.lock_requests;
+  }
+  if (r.stealing) return;
+
+  const Candidate* leader = r.leader.empty() ? nullptr : presence_.find(r.leader);
+  int pos = rank_position(r, now, r.leader);
+  if (pos < 0) return;
+  if (leader && r.policy.prefer_visible && leader->lifecycle == Lifecycle::hidden &&
+      lifecycle_ == Lifecycle::active && pos == 0) {
+    steal(r, Reason::prefer_visible, out);
+    return;
+  }
+  // Replace a leader that stopped making progress: ask first, then steal.
+  double last_progress = leader ? std::max(leader->last_progress_ms, r.queued_ms) : r.queued_ms;
+  double steal_after = last_progress + config_.suspect_ms + pos * config_.rank_stagger_ms;
+  if (now < steal_after) {
+    r.abdicate_asked_ms = -1;
+    r.wake_ms = std::min(r.wake_ms, steal_after);
+    return;
+  }
+  if (r.abdicate_asked_ms < 0) {
+    if (leader) {
+      wire::Frame req = frame(wire::Kind::abdicate_request);
+      req.subject = r.name;
+      req.target = r.leader;
+      send(std::move(req), out);
+      ++metrics_.abdicate_requests_sent;
+    }
+    r.abdicate_asked_ms = now;
+  }
+  double steal_at = r.abdicate_asked_ms + config_.steal_grace_ms;
+  if (now < steal_at) {
+    r.wake_ms = std::min(r.wake_ms, steal_at);
+    return;
+  }
+  steal(r, Reason::steal, out);
+}
+
+void Node::steal(Resource& r, Reason why, Effects& out) {
+  (void)why;
+  out.push_back(make(EffectKind::lock_request, r.name, LockMode::steal));
+  r.lock = LockState::queued;
+  r.stealing = true;
+  r.abdicate_asked_ms = -1;
+  ++metrics_.steals;
+  ++metrics_.lock_requests;
+}
+
+void Node::evaluate_lease(Resource& r, double now, Effects& out) {
+  if (!ensure_eligible(r, now, out)) return;
+  if (r.lease_op != LeaseOp::none) return;  // the transaction's result re-evaluates
+  if (r.role == Role::leader) {
+    if (now >= r.lease_valid_until_ms) {
+      step_down(r, Reason::lease_expired, now, out);
+    } else if (now >= r.renew_ms) {
+      start_lease(r, LeaseOp::renew, now, out);
+    } else {
+      r.wake_ms = std::min(r.wake_ms, std::min(r.renew_ms, r.lease_valid_until_ms));
+    }
+    return;
+  }
+  if (r.role != Role::follower) return;
+  if (now < r.backoff_until_ms) {
+    r.wake_ms = std::min(r.wake_ms, r.backoff_until_ms);
+    return;
+  }
+  int pos = r.named_successor ? 0 : rank_position(r, now, r.leader);
+  if (pos < 0) return;
+  // Take over by rank once the known lease runs out; with none known, try (the
+  // transaction tells who holds it).
+  bool held_by_other = r.lease.present && r.lease.owner != config_.id && r.lease.expires_ms > now;
+  double base = held_by_other ? r.lease.expires_ms : std::max(r.joined_ms, r.leaderless_since_ms - std::min(config_.heartbeat_ms, config_.suspect_ms));
+  double due = base + pos * config_.rank_stagger_ms;
+  if (now < due) {
+    r.wake_ms = std::min(r.wake_ms, due);
+    return;
+  }
+  set_role(r, Role::candidate, r.named_successor ? Reason::leader_goodbye : Reason::lease_acquired, now);
+  r.named_successor = false;
+  start_lease(r, LeaseOp::acquire, now, out);
+}
+
+void Node::start_lease(Resource& r, LeaseOp op, double now, Effects& out) {
+  r.lease_op = op;
+  r.lease_started_ms = now;
+  ++metrics_.lease_attempts;
+  out.push_back(make(EffectKind::lease_try, r.name));
+}
+
+void Node::evaluate_broadcast(Resource& r, double now, Effects& out) {
+  if (!ensure_eligible(r, now, out)) return;
+  if (r.role != Role::follower) return;
+  if (now < r.backoff_until_ms) {
+    r.wake_ms = std::min(r.wake_ms, r.backoff_until_ms);
+    return;
+  }
+  int pos = r.named_successor ? 0 : rank_position(r, now, r.leader);
+  if (pos < 0) return;
+  double base;
+  if (!r.leader.empty()) {
+    const Candidate* leader = presence_.find(r.leader);
+    double progress = leader ? leader->last_progress_ms : r.leader_since_ms;
+    base = progress + config_.suspect_ms;
+  } else {
+    base = r.named_successor ? now : r.leaderless_since_ms;
+  }
+  double due = base + pos * config_.rank_stagger_ms;
+  if (now < due) {
+    r.wake_ms = std::min(r.wake_ms, due);
+    return;
+  }
+  set_role(r, Role::candidate, r.named_successor ? Reason::leader_goodbye : Reason::takeover, now);
+  r.named_successor = false;
+  Effect alloc = make(EffectKind::allocate_epoch, r.name);
+  alloc.epoch = r.max_epoch;
+  out.push_back(std::move(alloc));
+}
+
+LeaseRecord Node::lease_decide(const std::string& resource, const LeaseRecord& current, double now) {
+  LeaseRecord none;
+  auto it = resources_.find(resource);
+  if (it == resources_.end()) return none;
+  Resource& r = it->second;
+  bool same_owner = current.present && current.owner == config_.id && current.generation == config_.generation;
+  bool valid = current.present && current.expires_ms > now;
+  switch (r.lease_op) {
+    case LeaseOp::none: return none;
+    case LeaseOp::release: {
+      if (!same_owner) return none;
+      LeaseRecord rec = current;
+      rec.expires_ms = 0;  // expired: the next owner takes it at once, the epoch stays
+      return rec;
+    }
+    case LeaseOp::acquire:
+    case LeaseOp::renew: {
+      if (valid && !same_owner) return none;
+      bool continuing = same_owner && r.role == Role::leader && current.epoch == r.epoch;
+      LeaseRecord rec;
+      rec.present = true;
+      rec.owner = config_.id;
+      rec.generation = config_.generation;
+      rec.epoch = continuing ? current.epoch : std::max(current.epoch, r.max_epoch) + 1;
+      rec.expires_ms = now + config_.lease_ms;
+      return rec;
+    }
+  }
+  return none;
+}
+
+void Node::become_leader(Resource& r, uint64_t epoch, Reason why, double now, Effects& out) {
+  r.epoch = epoch;
+  r.max_epoch = std::max(r.max_epoch, epoch);
+  fence_.observe(r.name, epoch);
+  set_role(r, Role::leader, why, now);
+  set_leader(r, config_.id, epoch, now, out);
+  r.backoff.reset();
+  r.named_successor = false;
+  ++metrics_.terms_won;
+  Effect e = make(EffectKind::elected, r.name);
+  e.epoch = epoch;
+  e.reason = why;
+  out.push_back(std::move(e));
+  heartbeat_due_ms_ = now;  // announce the new term right away
+}
+
+void Node::step_down(Resource& r, Reason why, double now, Effects& out, bool announce) {
+  if (r.role != Role::leader && r.role != Role::candidate) return;
+  bool was_leader = r.role == Role::leader;
+  set_role(r, Role::stepping_down, why, now);
+  ++metrics_.step_downs;
+  ++metrics_.step_down_reasons[static_cast<size_t>(why)];
+  if (was_leader) {
+    Effect e = make(EffectKind::deposed, r.name);
+    e.epoch = r.epoch;
+    e.reason = why;
+    out.push_back(std::move(e));
+  }
+  if (r.leader == config_.id) clear_leader(r, now, out);
+  release_authority(r, now, out);
+  if (announce && was_leader) {
+    wire::Frame bye = frame(wire::Kind::goodbye);
+    bye.subject = r.name;
+    bye.target = best_successor(r, now);
+    send(std::move(bye), out);
+  }
+  // A lease release completes when its transaction does.
+  if (r.lease_op != LeaseOp::release) set_role(r, Role::follower, why, now);
+  trigger(r, now);
+}
+
+void Node::release_authority(Resource& r, double now, Effects& out) {
+  switch (config_.authority) {
+    case Authority::web_locks:
+      if (r.lock != LockState::none) {
+        out.push_back(make(EffectKind::lock_release, r.name));
+        r.lock = LockState::none;
+      }
+      break;
+    case Authority::lease:
+      if (r.lease_op == LeaseOp::none) start_lease(r, LeaseOp::release, now, out);
+      else r.lease_op = LeaseOp::release;  // the in-flight transaction releases instead
+      break;
+    case Authority::broadcast: break;
+  }
+}
+
+void Node::fail_acquisition(Resource& r, double now) {
+  ++metrics_.backoffs;
+  r.backoff_until_ms = now + r.backoff.next_delay(rng_);
+  r.wake_ms = std::min(r.wake_ms, r.backoff_until_ms);
+}
+
+void Node::set_role(Resource& r, Role to, Reason why, double now) {
+  if (r.role == to && r.reason == why) return;
+  Transition t{now, r.name, r.role, to, why, r.epoch};
+  log_.push_back(std::move(t));
+  while (log_.size() > config_.log_capacity) log_.pop_front();
+  r.role = to;
+  r.reason = why;
+}
+
+void Node::set_leader(Resource& r, const std::string& id, uint64_t epoch, double now, Effects& out) {
+  if (r.leader == id && r.leader_epoch == epoch) return;
+  r.leader = id;
+  r.leader_epoch = epoch;
+  r.leader_since_ms = now;
+  r.abdicate_asked_ms = -1;
+  out.push_back(make(EffectKind::leader_changed, r.name));
+  trigger(r, now);
+}
+
+void Node::clear_leader(Resource& r, double now, Effects& out) {
+  if (r.leader.empty()) return;
+  r.leader.clear();
+  r.leaderless_since_ms = now;
+  out.push_back(make(EffectKind::leader_changed, r.name));
+}
+
+void Node::trigger(Resource& r, double now, bool immediate) {
+  ++metrics_.triggers;
+  double at = immediate ? now : now + rng_.jitter(config_.trigger_jitter_ms);
+  r.wake_ms = std::min(r.wake_ms, at);
+}
+
+void Node::trigger_all(double now) {
+  for (auto& [name, r] : resources_) trigger(r, now);
+}
+
+// ---------------------------------------------------------------------------------------
+// Ranking.
+
+CandidateView Node::self_view() const {
+  return {&config_.id, lifecycle_, Liveness::alive, &config_.capabilities, &config_.app_version,
+          config_.start_ms, online_};
+}
+
+CandidateView Node::view_of(const Candidate& c, double now) const {
+  return {&c.id, c.lifecycle, Presence::liveness(c, now), &c.capabilities, &c.app_version,
+          static_cast<double>(c.start_ms), true};
+}
+
+std::string Node::newest_app_version(const Resource& r, double now) const {
+  static const std::string kAny;
+  std::string newest = config_.app_version;
+  for (const auto& [id, c] : presence_.all()) {
+    CandidateView v = view_of(c, now);
+    Policy p = r.policy;
+    p.newest_app_only = false;
+    if (is_eligible(v, p, r.name, kAny) && compare_versions(c.app_version, newest) > 0) newest = c.app_version;
+  }
+  return newest;
+}
+
+bool Node::self_eligible(const Resource& r, double now) const {
+  return is_eligible(self_view(), r.policy, r.name, newest_app_version(r, now));
+}
+
+Reason Node::why_not_eligible(const Resource& r, double now) const {
+  if (lifecycle_ == Lifecycle::frozen) return Reason::frozen;
+  if (lifecycle_ == Lifecycle::closing) return Reason::closing;
+  if (!r.policy.allow_hidden && lifecycle_ == Lifecycle::hidden) return Reason::hidden;
+  if (r.policy.requires_network && !online_) return Reason::offline;
+  if (r.policy.newest_app_only && compare_versions(config_.app_version, newest_app_version(r, now)) < 0) {
+    return Reason::app_version;
+  }
+  return Reason::not_eligible;
+}
+
+int Node::rank_position(const Resource& r, double now, const std::string& except) const {
+  std::string newest = newest_app_version(r, now);
+  CandidateView self = self_view();
+  if (!is_eligible(self, r.policy, r.name, newest)) return -1;
+  int pos = 0;
+  for (const auto& [id, c] : presence_.all()) {
+    if (id == except) continue;
+    CandidateView v = view_of(c, now);
+    if (is_eligible(v, r.policy, r.name, newest) && ranks_before(v, self, r.name, now)) ++pos;
+  }
+  return pos;
+}
+
+std::string Node::best_successor(const Resource& r, double now) const {
+  std::string newest = newest_app_version(r, now);
+  const Candidate* best = nullptr;
+  for (const auto& [id, c] : presence_.all()) {
+    CandidateView v = view_of(c, now);
+    if (!is_eligible(v, r.policy, r.name, newest)) continue;
+    if (!best || ranks_before(v, view_of(*best, now), r.name, now)) best = &c;
+  }
+  return best ? best->id : std::string();
+}
+
+bool Node::leader_silent(const Resource& r, double now, double limit) const {
+  const Candidate* leader = presence_.find(r.leader);
+  double progress = leader ? leader->last_progress_ms : r.leader_since_ms;
+  return now - progress > limit;
+}
+
+// ---------------------------------------------------------------------------------------
+// Frames.
+
+wire::Frame Node::frame(wire::Kind kind) const {
+  wire::Frame f;
+  f.kind = kind;
+  f.sender = config_.id;
+  f.generation = config_.generation;
+  f.lifecycle = lifecycle_;
+  f.app_version = config_.app_version;
+  f.start_ms = config_.start_ms > 0 ? static_cast<uint64_t>(config_.start_ms) : 0;
+  f.tick_seq = tick_seq_;
+  f.refresh_ms = static_cast<uint32_t>(refresh_ms());
+  f.capabilities = config_.capabilities;
+  for (const auto& [name, r] : resources_) {
+    if (r.role == Role::leader) f.claims.push_back({name, r.epoch});
+  }
+  return f;
+}
+
+void Node::send(wire::Frame f, Effects& out) {
+  ++metrics_.frames_sent;
+  Effect e = make(EffectKind::broadcast, std::string());
+  e.bytes = wire::encode(f);
+  out.push_back(std::move(e));
+}
+
+void Node::send_heartbeat(double now, Effects& out) {
+  send(frame(wire::Kind::heartbeat), out);
+  heartbeat_due_ms_ = now + config_.heartbeat_ms;
+  presence_due_ms_ = now + refresh_ms();
+}
+
+// Leaders show progress every heartbeat. Followers refresh their presence less often
+// the more tabs there are, so the channel's total traffic grows linearly with tabs.
+double Node::refresh_ms() const {
+  if (leads_anything()) return config_.heartbeat_ms;
+  double tabs = static_cast<double>(presence_.size() + 1);
+  return config_.heartbeat_ms * std::min(60.0, tabs);
+}
+
+bool Node::leads_anything() const {
+  return std::any_of(resources_.begin(), resources_.end(),
+                     [](const auto& kv) { return kv.second.role == Role::leader; });
+}
+
+// ---------------------------------------------------------------------------------------
+// Queries.
+
+ResourceView Node::view(const std::string& resource) const {
+  ResourceView v;
+  auto it = resources_.find(resource);
+  if (it == resources_.end() || it->second.left) return v;
+  const Resource& r = it->second;
+  v.role = r.role;
+  v.reason = r.reason;
+  v.epoch = r.epoch;
+  v.leader = r.leader;
+  v.leader_epoch = r.leader_epoch;
+  v.leader_since_ms = r.leader_since_ms;
+  v.eligible = self_eligible(r, last_now_ms_);
+  return v;
+}
+
+std::vector<std::string> Node::resources() const {
+  std::vector<std::string> names;
+  for (const auto& [name, r] : resources_) {
+    if (!r.left) names.push_back(name);
+  }
+  return names;
+}
+
+}  // namespace baton

@@ -1,0 +1,274 @@
+// The election core for one tab: a sans-IO state machine with a single entry point.
+//
+//   effects = node.step(event)   // event carries now_ms; effects say what to do
+//   node.next_deadline()         // when to send the next `tick`
+//
+// The node never reads a clock, never draws global randomness and never performs I/O.
+// The glue (browser) or the simulation (tests) turns effects into calls to Web Locks,
+// BroadcastChannel and storage, and reports what happened back as events.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fence.h"
+#include "metrics.h"
+#include "policy.h"
+#include "presence.h"
+#include "random.h"
+#include "types.h"
+#include "wire.h"
+
+namespace baton {
+
+constexpr double kNever = std::numeric_limits<double>::infinity();
+
+struct Config {
+  std::string id;
+  uint32_t generation = 1;            // bumped by the glue when a page is restored from bfcache
+  std::string app_version = "0";
+  std::vector<std::string> capabilities;
+  Authority authority = Authority::web_locks;
+  double heartbeat_ms = 1000;         // leader heartbeat and presence cadence
+  double suspect_ms = 3000;           // leader without progress this long is replaced (takeoverMs)
+  double lease_ms = 5000;             // IndexedDB lease duration, renewed at a third
+  double steal_grace_ms = 200;        // after an abdicate request, before stealing
+  double rank_stagger_ms = 150;       // each rank position waits this much longer
+  double trigger_jitter_ms = 10;      // coalescing window for election triggers
+  double backoff_base_ms = 250;
+  double backoff_max_ms = 10000;
+  double start_ms = 0;                // wall time the tab started (age bonus)
+  uint64_t seed = 1;
+  size_t log_capacity = 128;
+};
+
+enum class LockMode : uint8_t { queue = 0, if_available = 1, steal = 2 };
+
+// The lease record kept in IndexedDB, one per resource.
+struct LeaseRecord {
+  bool present = false;
+  std::string owner;
+  uint32_t generation = 0;
+  uint64_t epoch = 0;
+  double expires_ms = 0;
+};
+
+enum class EventKind : uint8_t {
+  tick = 0,             // the timer set from next_deadline() fired
+  message,              // bytes from the channel
+  join,                 // start competing for `resource` under `policy`
+  leave,                // stop competing for `resource` (relinquish)
+  lock_granted,
+  lock_lost,            // a held lock's request rejected (stolen)
+  lock_unavailable,     // an if_available request got nothing
+  epoch_allocated,      // durable counter answered: `epoch`, `durable`
+  lease_result,         // the lease transaction committed; `lease` is the record now
+  lease_failed,         // the lease transaction failed (storage error)
+  lifecycle,            // `lifecycle` changed
+  online,
+  offline,
+  session_changed,      // logout or another session: every term ends
+  abdicate,             // the app gives up `resource` for now
+  force_election,       // test hook
+  dispose,
+};
+
+struct Event {
+  EventKind kind = EventKind::tick;
+  double now_ms = 0;
+  std::string resource;
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  Policy policy;
+  uint64_t epoch = 0;
+  bool durable = true;
+  Lifecycle lifecycle = Lifecycle::active;
+  LeaseRecord lease;
+};
+
+enum class EffectKind : uint8_t {
+  broadcast = 0,   // post `bytes` on the channel
+  lock_request,    // request the lock for `resource` in `lock_mode` (replaces any queued request)
+  lock_release,    // release the held lock or abort the queued request for `resource`
+  allocate_epoch,  // durable counter: next = max(stored, `epoch`) + 1, report epoch_allocated
+  lease_try,       // run the lease transaction for `resource` (calls lease_decide inside)
+  elected,         // this tab now leads `resource` with `epoch`
+  deposed,         // this tab no longer leads `resource`, because `reason`
+  leader_changed,  // the known leader of `resource` changed (for onChange observers)
+};
+
+struct Effect {
+  EffectKind kind = EffectKind::broadcast;
+  std::string resource;
+  std::vector<uint8_t> bytes;
+  LockMode lock_mode = LockMode::queue;
+  uint64_t epoch = 0;
+  Reason reason = Reason::none;
+};
+
+struct Transition {
+  double at_ms = 0;
+  std::string resource;
+  Role from = Role::follower;
+  Role to = Role::follower;
+  Reason reason = Reason::none;
+  uint64_t epoch = 0;
+};
+
+// What a resource looks like from this tab.
+struct ResourceView {
+  Role role = Role::follower;
+  Reason reason = Reason::none;
+  uint64_t epoch = 0;            // own term when leading
+  std::string leader;            // known leader id (may be this tab), empty if none known
+  uint64_t leader_epoch = 0;
+  double leader_since_ms = 0;
+  bool eligible = false;
+};
+
+class Node {
+ public:
+  explicit Node(Config config);
+
+  std::vector<Effect> step(const Event& event);
+  double next_deadline() const;
+
+  // Called by the glue inside the lease's read-write transaction with the record read;
+  // returns the record to write (present=false: write nothing).
+  LeaseRecord lease_decide(const std::string& resource, const LeaseRecord& current, double now_ms);
+
+  // Queries.
+  const Config& config() const { return config_; }
+  Authority authority() const { return config_.authority; }
+  bool disposed() const { return disposed_; }
+  bool joined(const std::string& resource) const { return resources_.count(resource) != 0; }
+  ResourceView view(const std::string& resource) const;
+  const Presence& presence() const { return presence_; }
+  Lifecycle lifecycle() const { return lifecycle_; }
+  const Metrics& metrics() const { return metrics_; }
+  const std::deque<Transition>& log() const { return log_; }
+  Fence& fence() { return fence_; }
+  bool degraded() const { return degraded_; }
+  std::vector<std::string> resources() const;
+
+ private:
+  enum class LockState : uint8_t { none, queued, held };
+  enum class LeaseOp : uint8_t { none, acquire, renew, release };
+
+  struct Resource {
+    std::string name;
+    Policy policy;
+    Role role = Role::follower;
+    Reason reason = Reason::startup;
+    uint64_t epoch = 0;            // own term
+    uint64_t max_epoch = 0;        // highest term known (own, claims, lease records)
+    double wake_ms = 0;            // next evaluation (coalesced triggers land here)
+    double joined_ms = 0;
+    bool left = false;             // relinquished; kept only until a lease release commits
+    bool named_successor = false;  // the last leader's goodbye named this tab
+    double leaderless_since_ms = 0;
+    // Known leader (another tab or this one).
+    std::string leader;
+    uint64_t leader_epoch = 0;
+    double leader_since_ms = 0;
+    // Web Locks.
+    LockState lock = LockState::none;
+    double queued_ms = 0;
+    double abdicate_asked_ms = -1;   // when we asked a silent leader to abdicate
+    bool stealing = false;           // a steal request is in flight
+    // Lease.
+    LeaseOp lease_op = LeaseOp::none;
+    LeaseRecord lease;               // last record seen
+    double lease_started_ms = 0;     // when the in-flight try began
+    double lease_valid_until_ms = 0; // own term is safe until then
+    double renew_ms = kNever;
+    Backoff backoff;
+    double backoff_until_ms = 0;
+    Resource(double base, double max) : backoff(base, max) {}
+  };
+
+  using Effects = std::vector<Effect>;
+
+  // Event handlers.
+  void on_tick(double now, Effects& out);
+  void on_message(const Event& e, Effects& out);
+  void on_join(const Event& e, Effects& out);
+  void on_leave(const std::string& name, double now, Effects& out);
+  void on_lock_granted(Resource& r, double now, Effects& out);
+  void on_lock_lost(Resource& r, double now, Effects& out);
+  void on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double now, Effects& out);
+  void on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effects& out);
+  void on_lifecycle(Lifecycle l, double now, Effects& out);
+  void on_dispose(double now, Effects& out);
+  void run_due(double now, Effects& out);
+
+  // Frame handlers.
+  void on_claim(const wire::Frame& f, const wire::Claim& c, double now, Effects& out);
+  void on_goodbye(const wire::Frame& f, double now, Effects& out);
+  void on_abdicate_request(const wire::Frame& f, double now, Effects& out);
+
+  // Decisions.
+  void evaluate(Resource& r, double now, Effects& out);
+  void evaluate_web_locks(Resource& r, double now, Effects& out);
+  void evaluate_lease(Resource& r, double now, Effects& out);
+  void evaluate_broadcast(Resource& r, double now, Effects& out);
+  bool ensure_eligible(Resource& r, double now, Effects& out);
+  void steal(Resource& r, Reason why, Effects& out);
+  void start_lease(Resource& r, LeaseOp op, double now, Effects& out);
+  void trigger(Resource& r, double now, bool immediate = false);
+  void trigger_all(double now);
+  void become_leader(Resource& r, uint64_t epoch, Reason why, double now, Effects& out);
+  // Ends a term: gives the authority back and tells the others (goodbye names a successor).
+  void step_down(Resource& r, Reason why, double now, Effects& out, bool announce = true);
+  void set_role(Resource& r, Role to, Reason why, double now);
+  void set_leader(Resource& r, const std::string& id, uint64_t epoch, double now, Effects& out);
+  void clear_leader(Resource& r, double now, Effects& out);
+  void release_authority(Resource& r, double now, Effects& out);
+  void fail_acquisition(Resource& r, double now);
+
+  // Ranking helpers.
+  CandidateView self_view() const;
+  CandidateView view_of(const Candidate& c, double now) const;
+  // Newest app version among tabs otherwise eligible for `r` (older code yields).
+  std::string newest_app_version(const Resource& r, double now) const;
+  bool self_eligible(const Resource& r, double now) const;
+  Reason why_not_eligible(const Resource& r, double now) const;
+  // Position of this tab among eligible candidates (excluding `except`); -1 if not eligible.
+  int rank_position(const Resource& r, double now, const std::string& except) const;
+  std::string best_successor(const Resource& r, double now) const;
+  bool leader_silent(const Resource& r, double now, double limit) const;
+  bool timers_stalled(double now) const { return now - last_tick_ms_ > config_.suspect_ms; }
+
+  // Frames.
+  wire::Frame frame(wire::Kind kind) const;
+  void send(wire::Frame f, Effects& out);
+  void send_heartbeat(double now, Effects& out);
+  double refresh_ms() const;
+  bool leads_anything() const;
+  void handle_clock(double now);
+
+  Config config_;
+  Random rng_;
+  Presence presence_;
+  Metrics metrics_;
+  Fence fence_;
+  std::map<std::string, Resource> resources_;
+  std::deque<Transition> log_;
+  Lifecycle lifecycle_ = Lifecycle::active;
+  bool online_ = true;
+  bool disposed_ = false;
+  bool degraded_ = false;
+  uint64_t tick_seq_ = 1;
+  double last_now_ms_ = 0;
+  double last_tick_ms_ = 0;
+  double heartbeat_due_ms_ = kNever;
+  double presence_due_ms_ = 0;
+  bool said_hello_ = false;
+  bool started_ = false;
+  uint32_t lease_failures_ = 0;
+};
+
+}  // namespace baton

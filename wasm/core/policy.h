@@ -1,0 +1,43 @@
+// Per-resource policy: who may lead (eligibility) and who should (ranking).
+// Ranking is only a hint that keeps tabs from racing; the authority decides.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "types.h"
+
+namespace baton {
+
+struct Policy {
+  std::string required_capability;  // empty: any tab
+  bool allow_hidden = true;         // false: a hidden tab may not lead
+  bool prefer_visible = false;      // a visible tab takes over from a hidden leader
+  bool requires_network = false;    // an offline tab may not lead
+  bool newest_app_only = true;      // tabs running older app code yield to newer ones
+};
+
+// What eligibility and ranking need to know about one tab (this one or another).
+struct CandidateView {
+  const std::string* id;
+  Lifecycle lifecycle;
+  Liveness liveness;
+  const std::vector<std::string>* capabilities;
+  const std::string* app_version;
+  double start_ms;
+  bool online;
+};
+
+// Compares dotted numeric versions ("1.10.2" > "1.9"); non-numeric parts compare as text.
+int compare_versions(const std::string& a, const std::string& b);
+
+bool is_eligible(const CandidateView& c, const Policy& p, const std::string& resource,
+                 const std::string& newest_app_version);
+
+// Higher is better: lifecycle, a `<resource>.preferred` capability, a bounded age bonus.
+int rank_score(const CandidateView& c, const std::string& resource, double now_ms);
+
+// True when a ranks before b; ties broken by id so every tab agrees.
+bool ranks_before(const CandidateView& a, const CandidateView& b, const std::string& resource,
+                  double now_ms);
+
+}  // namespace baton

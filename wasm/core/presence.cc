@@ -1,0 +1,60 @@
+#include "presence.h"
+
+namespace baton {
+
+Presence::Observed Presence::observe(const wire::Frame& f, double now_ms) {
+  auto it = candidates_.find(f.sender);
+  if (it != candidates_.end() && f.generation < it->second.generation) return Observed::stale_generation;
+  bool is_new = it == candidates_.end() || f.generation > it->second.generation;
+  Candidate& c = candidates_[f.sender];
+  bool changed = is_new || c.lifecycle != f.lifecycle || c.app_version != f.app_version ||
+                 c.capabilities != f.capabilities;
+  if (is_new || f.tick_seq > c.tick_seq) c.last_progress_ms = now_ms;
+  c.id = f.sender;
+  c.generation = f.generation;
+  c.lifecycle = f.lifecycle;
+  c.app_version = f.app_version;
+  c.start_ms = f.start_ms;
+  c.capabilities = f.capabilities;
+  c.tick_seq = f.tick_seq;
+  c.refresh_ms = f.refresh_ms == 0 ? 1 : f.refresh_ms;
+  c.last_seen_ms = now_ms;
+  if (is_new) return Observed::joined;
+  return changed ? Observed::changed : Observed::unchanged;
+}
+
+Liveness Presence::liveness(const Candidate& c, double now_ms) {
+  double silent = now_ms - c.last_progress_ms;
+  double r = c.refresh_ms;
+  if (silent <= 1.5 * r) return Liveness::alive;
+  if (silent <= 3 * r) return Liveness::suspect;
+  if (silent <= 6 * r) return Liveness::expired;
+  return Liveness::removed;
+}
+
+size_t Presence::prune(double now_ms) {
+  size_t removed = 0;
+  for (auto it = candidates_.begin(); it != candidates_.end();) {
+    if (liveness(it->second, now_ms) == Liveness::removed) {
+      it = candidates_.erase(it);
+      ++removed;
+    } else {
+      ++it;
+    }
+  }
+  return removed;
+}
+
+void Presence::shift(double delta_ms) {
+  for (auto& [id, c] : candidates_) {
+    c.last_seen_ms += delta_ms;
+    c.last_progress_ms += delta_ms;
+  }
+}
+
+const Candidate* Presence::find(const std::string& id) const {
+  auto it = candidates_.find(id);
+  return it == candidates_.end() ? nullptr : &it->second;
+}
+
+}  // namespace baton

@@ -1,0 +1,51 @@
+// The table of other tabs, built from the frames they send. Liveness is judged by
+// progress (a rising tick sequence, which only the sender's timers advance), never by
+// replies: a frozen tab still answers messages but its timers are stopped.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "types.h"
+#include "wire.h"
+
+namespace baton {
+
+struct Candidate {
+  std::string id;
+  uint32_t generation = 0;
+  Lifecycle lifecycle = Lifecycle::active;
+  std::string app_version;
+  uint64_t start_ms = 0;
+  std::vector<std::string> capabilities;
+  uint64_t tick_seq = 0;
+  uint32_t refresh_ms = 1000;  // how often it promised to show progress
+  double last_seen_ms = 0;     // local time of its last frame
+  double last_progress_ms = 0; // local time its tick sequence last rose
+};
+
+class Presence {
+ public:
+  enum class Observed : uint8_t { unchanged, joined, changed, stale_generation };
+
+  // Records a frame's sender. `changed` means something ranking depends on changed.
+  Observed observe(const wire::Frame& f, double now_ms);
+  void remove(const std::string& id) { candidates_.erase(id); }
+  // Drops candidates silent long enough to count as removed; returns how many.
+  size_t prune(double now_ms);
+  // Shifts stored local times after the clock went backwards.
+  void shift(double delta_ms);
+
+  const Candidate* find(const std::string& id) const;
+  const std::map<std::string, Candidate>& all() const { return candidates_; }
+  size_t size() const { return candidates_.size(); }
+
+  // alive: progressed within 1.5 refresh intervals; suspect: within 3; expired: within 6.
+  static Liveness liveness(const Candidate& c, double now_ms);
+
+ private:
+  std::map<std::string, Candidate> candidates_;
+};
+
+}  // namespace baton

@@ -1,0 +1,167 @@
+#include "wire.h"
+
+#include <algorithm>
+
+namespace baton::wire {
+namespace {
+
+void put_varint(std::vector<uint8_t>& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<uint8_t>(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<uint8_t>(v));
+}
+
+void put_string(std::vector<uint8_t>& out, const std::string& s, size_t limit) {
+  size_t n = std::min(s.size(), limit);
+  put_varint(out, n);
+  out.insert(out.end(), s.begin(), s.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+// Bounds-checked reader; the first failure sticks and every later read is a no-op.
+class Reader {
+ public:
+  Reader(const uint8_t* data, size_t size) : p_(data), end_(data + size) {}
+
+  DecodeError error() const { return error_; }
+  bool ok() const { return error_ == DecodeError::ok; }
+  bool at_end() const { return p_ == end_; }
+  void fail(DecodeError e) {
+    if (ok()) error_ = e;
+  }
+
+  uint8_t byte() {
+    if (!ok()) return 0;
+    if (p_ == end_) {
+      fail(DecodeError::truncated);
+      return 0;
+    }
+    return *p_++;
+  }
+
+  uint64_t varint(uint64_t max) {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      uint8_t b = byte();
+      if (!ok()) return 0;
+      v |= uint64_t{b & 0x7Fu} << shift;
+      if ((b & 0x80) == 0) {
+        if (v > max) fail(DecodeError::bad_number);
+        return v;
+      }
+    }
+    fail(DecodeError::bad_number);
+    return 0;
+  }
+
+  std::string string(size_t limit) {
+    uint64_t n = varint(limit);
+    if (!ok()) {
+      if (error_ == DecodeError::bad_number) error_ = DecodeError::bad_length;
+      return {};
+    }
+    if (static_cast<uint64_t>(end_ - p_) < n) {
+      fail(DecodeError::truncated);
+      return {};
+    }
+    std::string s(reinterpret_cast<const char*>(p_), static_cast<size_t>(n));
+    p_ += n;
+    return s;
+  }
+
+ private:
+  const uint8_t* p_;
+  const uint8_t* end_;
+  DecodeError error_ = DecodeError::ok;
+};
+
+}  // namespace
+
+const char* to_string(DecodeError e) {
+  switch (e) {
+    case DecodeError::ok: return "ok";
+    case DecodeError::oversized: return "oversized";
+    case DecodeError::truncated: return "truncated";
+    case DecodeError::bad_magic: return "bad-magic";
+    case DecodeError::foreign_version: return "foreign-version";
+    case DecodeError::bad_kind: return "bad-kind";
+    case DecodeError::bad_enum: return "bad-enum";
+    case DecodeError::bad_length: return "bad-length";
+    case DecodeError::too_many: return "too-many";
+    case DecodeError::bad_number: return "bad-number";
+    case DecodeError::trailing_bytes: return "trailing-bytes";
+  }
+  return "?";
+}
+
+std::vector<uint8_t> encode(const Frame& f) {
+  std::vector<uint8_t> out;
+  out.reserve(64);
+  out.push_back(kMagic);
+  out.push_back(f.version);
+  out.push_back(static_cast<uint8_t>(f.kind));
+  put_string(out, f.sender, kMaxIdBytes);
+  put_varint(out, f.generation);
+  out.push_back(static_cast<uint8_t>(f.lifecycle));
+  put_string(out, f.app_version, kMaxVersionBytes);
+  put_varint(out, f.start_ms);
+  put_varint(out, f.tick_seq);
+  put_varint(out, f.refresh_ms);
+  size_t caps = std::min(f.capabilities.size(), kMaxCapabilities);
+  put_varint(out, caps);
+  for (size_t i = 0; i < caps; ++i) put_string(out, f.capabilities[i], kMaxResourceBytes);
+  size_t claims = std::min(f.claims.size(), kMaxClaims);
+  put_varint(out, claims);
+  for (size_t i = 0; i < claims; ++i) {
+    put_string(out, f.claims[i].resource, kMaxResourceBytes);
+    put_varint(out, std::min(f.claims[i].epoch, kMaxEpoch));
+  }
+  put_string(out, f.subject, kMaxResourceBytes);
+  put_string(out, f.target, kMaxIdBytes);
+  return out;
+}
+
+DecodeError decode(const uint8_t* data, size_t size, Frame& out) {
+  if (size > kMaxFrameBytes) return DecodeError::oversized;
+  Reader r(data, size);
+  if (r.byte() != kMagic) {
+    r.fail(DecodeError::bad_magic);
+    return r.error();
+  }
+  out.version = r.byte();
+  if (r.ok() && out.version != kProtocolVersion) return DecodeError::foreign_version;
+  uint8_t kind = r.byte();
+  if (r.ok() && (kind < 1 || kind > 5)) return DecodeError::bad_kind;
+  out.kind = static_cast<Kind>(kind);
+  out.sender = r.string(kMaxIdBytes);
+  if (r.ok() && out.sender.empty()) r.fail(DecodeError::bad_length);
+  out.generation = static_cast<uint32_t>(r.varint(UINT32_MAX));
+  uint8_t lifecycle = r.byte();
+  if (r.ok() && lifecycle >= kLifecycleCount) r.fail(DecodeError::bad_enum);
+  out.lifecycle = static_cast<Lifecycle>(lifecycle);
+  out.app_version = r.string(kMaxVersionBytes);
+  out.start_ms = r.varint(kMaxEpoch);
+  out.tick_seq = r.varint(kMaxEpoch);
+  out.refresh_ms = static_cast<uint32_t>(r.varint(UINT32_MAX));
+  uint64_t caps = r.varint(kMaxCapabilities);
+  if (r.error() == DecodeError::bad_number) return DecodeError::too_many;
+  out.capabilities.clear();
+  for (uint64_t i = 0; i < caps && r.ok(); ++i) out.capabilities.push_back(r.string(kMaxResourceBytes));
+  uint64_t claims = r.varint(kMaxClaims);
+  if (r.error() == DecodeError::bad_number) return DecodeError::too_many;
+  out.claims.clear();
+  for (uint64_t i = 0; i < claims && r.ok(); ++i) {
+    Claim c;
+    c.resource = r.string(kMaxResourceBytes);
+    c.epoch = r.varint(kMaxEpoch);
+    if (r.ok() && c.resource.empty()) r.fail(DecodeError::bad_length);
+    out.claims.push_back(std::move(c));
+  }
+  out.subject = r.string(kMaxResourceBytes);
+  out.target = r.string(kMaxIdBytes);
+  if (r.ok() && !r.at_end()) r.fail(DecodeError::trailing_bytes);
+  return r.error();
+}
+
+}  // namespace baton::wire

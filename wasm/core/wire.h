@@ -1,0 +1,80 @@
+// The versioned binary frame that tabs exchange over BroadcastChannel.
+//
+// Layout (all integers are unsigned LEB128 varints, strings are varint length + UTF-8):
+//   magic 0xBA, protocol version, kind,
+//   sender: id, generation, lifecycle, app version, start time (ms), tick sequence,
+//           refresh interval (ms), capabilities (count + strings),
+//   claims: count + (resource, epoch) pairs       -- terms the sender holds,
+//   subject resource, target id                   -- for goodbye / abdicate request.
+// Decoding checks every length, count and enum, rejects trailing bytes and frames over
+// kMaxFrameBytes. Nothing in a frame is trusted beyond its shape.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "types.h"
+
+namespace baton::wire {
+
+constexpr uint8_t kMagic = 0xBA;
+constexpr uint8_t kProtocolVersion = 1;
+constexpr size_t kMaxFrameBytes = 1024;
+constexpr size_t kMaxIdBytes = 64;
+constexpr size_t kMaxResourceBytes = 64;
+constexpr size_t kMaxVersionBytes = 32;
+constexpr size_t kMaxCapabilities = 16;
+constexpr size_t kMaxClaims = 16;
+
+enum class Kind : uint8_t {
+  hello = 1,             // a new tab: everyone answers with presence
+  presence = 2,          // sender's candidate fields (join, change, refresh)
+  heartbeat = 3,         // leader: progress proof plus the terms it holds
+  goodbye = 4,           // sender leaves `subject` (empty: everything); `target` = successor
+  abdicate_request = 5,  // ask `target` to give up `subject` (silent or hidden leader)
+};
+
+struct Claim {
+  std::string resource;
+  uint64_t epoch = 0;
+};
+
+struct Frame {
+  uint8_t version = kProtocolVersion;
+  Kind kind = Kind::presence;
+  std::string sender;
+  uint32_t generation = 0;
+  Lifecycle lifecycle = Lifecycle::active;
+  std::string app_version;
+  uint64_t start_ms = 0;
+  uint64_t tick_seq = 0;
+  uint32_t refresh_ms = 0;
+  std::vector<std::string> capabilities;
+  std::vector<Claim> claims;
+  std::string subject;
+  std::string target;
+};
+
+enum class DecodeError : uint8_t {
+  ok = 0,
+  oversized,
+  truncated,
+  bad_magic,
+  foreign_version,
+  bad_kind,
+  bad_enum,
+  bad_length,
+  too_many,
+  bad_number,
+  trailing_bytes,
+};
+const char* to_string(DecodeError e);
+
+// Encodes a frame. Fields over their limits are a programming error of the sender and
+// are clamped rather than producing a frame its peers would drop.
+std::vector<uint8_t> encode(const Frame& f);
+
+// Decodes bytes into `out`; anything but ok leaves `out` unspecified.
+DecodeError decode(const uint8_t* data, size_t size, Frame& out);
+
+}  // namespace baton::wire

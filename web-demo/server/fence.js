@@ -1,0 +1,73 @@
+// POST /fenced: a guarded side effect, fenced by epoch (DESIGN.md invariant 1).
+//
+// Body: JSON {resource, epoch, owner, effect}. Per resource the highest accepted epoch is kept;
+// an attempt is accepted (200 {ok: true, highest}) if its epoch >= highest, else rejected with
+// 409 {ok: false, error: 'STALE_OWNER', highest}. Malformed bodies get 400 {ok: false,
+// error: 'BAD_REQUEST'} and are not counted as fenced attempts. Every fenced attempt,
+// accepted or rejected, is appended to the log (the last LOG_LIMIT are kept).
+// The body is parsed as JSON whatever its content type, so navigator.sendBeacon (text/plain)
+// works too.
+
+export const LOG_LIMIT = 200;
+const MAX_BODY = 64 * 1024;
+
+export function createFence() {
+  let highest = new Map();
+  let log = [];
+  let accepted = 0;
+  let rejected = 0;
+  let seq = 0;
+
+  /** Decides one attempt; pure apart from the fence state. Returns {status, body}. */
+  function attempt({ resource, epoch, owner = null, effect = null }) {
+    if (typeof resource !== 'string' || resource === '' || typeof epoch !== 'number' || !Number.isFinite(epoch)) {
+      return { status: 400, body: { ok: false, error: 'BAD_REQUEST' } };
+    }
+    const prev = highest.has(resource) ? highest.get(resource) : -Infinity;
+    const ok = epoch >= prev;
+    if (ok) { highest.set(resource, epoch); accepted++; } else { rejected++; }
+    const now = highest.get(resource);
+    log.push({ seq: ++seq, at: Date.now(), resource, epoch, owner, effect, ok, highest: now });
+    if (log.length > LOG_LIMIT) log = log.slice(-LOG_LIMIT);
+    return ok
+      ? { status: 200, body: { ok: true, highest: now } }
+      : { status: 409, body: { ok: false, error: 'STALE_OWNER', highest: now } };
+  }
+
+  function handle(req, res) {
+    const send = (status, body) => {
+      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+      res.end(JSON.stringify(body));
+    };
+    let size = 0;
+    const chunks = [];
+    let tooLarge = false;
+    req.on('data', (c) => {
+      size += c.length;
+      if (size > MAX_BODY) { tooLarge = true; return; }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      if (tooLarge) return send(413, { ok: false, error: 'TOO_LARGE' });
+      let msg;
+      try {
+        msg = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        return send(400, { ok: false, error: 'BAD_REQUEST' });
+      }
+      if (!msg || typeof msg !== 'object') return send(400, { ok: false, error: 'BAD_REQUEST' });
+      const { status, body } = attempt(msg);
+      send(status, body);
+    });
+  }
+
+  return {
+    handle,
+    attempt,
+    stats: () => ({
+      fenced: { accepted, rejected, highest: Object.fromEntries(highest) },
+      log: log.slice(),
+    }),
+    reset() { highest = new Map(); log = []; accepted = 0; rejected = 0; },
+  };
+}
