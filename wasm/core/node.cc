@@ -13,6 +13,11 @@ constexpr uint64_t kMaxEpochJump = uint64_t{1} << 20;
 // Consecutive lease transaction failures before the lease is given up for broadcast-only.
 constexpr uint32_t kLeaseFailuresBeforeFallback = 3;
 
+bool same_record(const LeaseRecord& a, const LeaseRecord& b) {
+  return a.present == b.present && a.owner == b.owner && a.generation == b.generation && a.epoch == b.epoch &&
+         a.expires_ms == b.expires_ms;
+}
+
 Effect make(EffectKind kind, const std::string& resource, LockMode mode = LockMode::queue) {
   Effect e;
   e.kind = kind;
@@ -67,8 +72,10 @@ std::vector<Effect> Node::step(const Event& e) {
         r->lease_op = LeaseOp::none;
         ++metrics_.storage_failures;
         degraded_ = true;
-        if (r->role == Role::leader || r->role == Role::candidate || r->role == Role::stepping_down) {
+        if (r->role == Role::leader) {
           step_down(*r, Reason::storage_failed, now, out);
+        } else if (r->role != Role::follower) {
+          set_role(*r, Role::follower, Reason::storage_failed, now);  // nothing was acquired
         }
         if (++lease_failures_ >= kLeaseFailuresBeforeFallback && config_.authority == Authority::lease) {
           config_.authority = Authority::broadcast;
@@ -161,6 +168,7 @@ void Node::handle_clock(double now) {
       shift(r.leaderless_since_ms);
       if (r.abdicate_asked_ms >= 0) shift(r.abdicate_asked_ms);
       shift(r.lease_started_ms);
+      shift(r.lease_seen_ms);
       shift(r.lease_valid_until_ms);
       shift(r.renew_ms);
       shift(r.backoff_until_ms);
@@ -287,7 +295,15 @@ void Node::on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double 
     degraded_ = true;
     ++metrics_.storage_failures;
   }
-  // Never reuse a term someone was seen holding, whatever the counter says.
+  if (durable && epoch <= r.max_epoch) {
+    // A newer term was seen while the counter answered: allocate again above it, so
+    // that every epoch still comes from the durable counter and none is issued twice.
+    Effect again = make(EffectKind::allocate_epoch, r.name);
+    again.epoch = r.max_epoch;
+    out.push_back(std::move(again));
+    return;
+  }
+  // Degraded (no durable counter): the best we can do is above every term seen.
   epoch = std::max(epoch, r.max_epoch + 1);
   if (config_.authority == Authority::broadcast && !r.leader.empty() && r.leader != config_.id &&
       !leader_silent(r, now, config_.suspect_ms)) {
@@ -304,6 +320,7 @@ void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effe
   LeaseOp op = r.lease_op;
   r.lease_op = LeaseOp::none;
   lease_failures_ = 0;
+  if (!same_record(rec, r.lease)) r.lease_seen_ms = now;
   r.lease = rec;
   if (rec.present && rec.epoch > r.max_epoch) r.max_epoch = rec.epoch;
   if (rec.present) fence_.observe(r.name, rec.epoch);
@@ -555,8 +572,8 @@ void Node::evaluate_lease(Resource& r, double now, Effects& out) {
   if (pos < 0) return;
   // Take over by rank once the known lease runs out; with none known, try (the
   // transaction tells who holds it).
-  bool held_by_other = r.lease.present && r.lease.owner != config_.id && r.lease.expires_ms > now;
-  double base = held_by_other ? r.lease.expires_ms : std::max(r.joined_ms, r.leaderless_since_ms - std::min(config_.heartbeat_ms, config_.suspect_ms));
+  bool held_by_other = r.lease.present && r.lease.owner != config_.id && lease_expiry(r, r.lease) > now;
+  double base = held_by_other ? lease_expiry(r, r.lease) : std::max(r.joined_ms, r.leaderless_since_ms - std::min(config_.heartbeat_ms, config_.suspect_ms));
   double due = base + pos * config_.rank_stagger_ms;
   if (now < due) {
     r.wake_ms = std::min(r.wake_ms, due);
@@ -609,7 +626,7 @@ LeaseRecord Node::lease_decide(const std::string& resource, const LeaseRecord& c
   if (it == resources_.end()) return none;
   Resource& r = it->second;
   bool same_owner = current.present && current.owner == config_.id && current.generation == config_.generation;
-  bool valid = current.present && current.expires_ms > now;
+  bool valid = current.present && lease_expiry(r, current) > now;
   switch (r.lease_op) {
     case LeaseOp::none: return none;
     case LeaseOp::release: {
@@ -795,6 +812,14 @@ std::string Node::best_successor(const Resource& r, double now) const {
     if (!best || ranks_before(v, view_of(*best, now), r.name, now)) best = &c;
   }
   return best ? best->id : std::string();
+}
+
+// A record's expiry is wall-clock time written by another tab. If the clock went back
+// since, the record looks valid for too long: an unchanged record counts as expired at
+// most one lease duration after this tab first saw it.
+double Node::lease_expiry(const Resource& r, const LeaseRecord& rec) const {
+  if (!same_record(rec, r.lease)) return rec.expires_ms;
+  return std::min(rec.expires_ms, r.lease_seen_ms + config_.lease_ms);
 }
 
 bool Node::leader_silent(const Resource& r, double now, double limit) const {

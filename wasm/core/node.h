@@ -182,6 +182,7 @@ class Node {
     // Lease.
     LeaseOp lease_op = LeaseOp::none;
     LeaseRecord lease;               // last record seen
+    double lease_seen_ms = 0;        // local time that record was first seen
     double lease_started_ms = 0;     // when the in-flight try began
     double lease_valid_until_ms = 0; // own term is safe until then
     double renew_ms = kNever;
@@ -240,6 +241,8 @@ class Node {
   int rank_position(const Resource& r, double now, const std::string& except) const;
   std::string best_successor(const Resource& r, double now) const;
   bool leader_silent(const Resource& r, double now, double limit) const;
+  // When a lease record stops being valid, as far as this tab can trust the clock.
+  double lease_expiry(const Resource& r, const LeaseRecord& rec) const;
   bool timers_stalled(double now) const { return now - last_tick_ms_ > config_.suspect_ms; }
 
   // Frames.

@@ -1,0 +1,145 @@
+/**
+ * The environment Baton runs in: the browser primitives it uses, taken from `globalThis`
+ * (a window or a dedicated worker) or from an injected object (the `env` option), e.g. a
+ * `tab-baton/testing` tab in Node.
+ *
+ * An injected environment is used as given: a primitive it lacks is missing, never taken
+ * from `globalThis` (Node's own BroadcastChannel would otherwise connect unrelated test
+ * "tabs"). Only the clock and the timer functions fall back to the global ones.
+ *
+ * @module tab-baton/env
+ */
+
+/**
+ * @typedef {object} Env
+ * @property {any} locks `navigator.locks`, or null
+ * @property {any} BroadcastChannel the constructor, or null
+ * @property {any} localStorage or null (also null when access throws: blocked site data)
+ * @property {any} indexedDB or null
+ * @property {any} document for visibilitychange/freeze/resume, or null (workers)
+ * @property {any} events the global scope for pagehide/pageshow/online/offline, or null
+ * @property {() => boolean | undefined} onLine `navigator.onLine`, if known
+ * @property {() => number} now wall-clock milliseconds (compared across tabs)
+ * @property {number} startMs when this page started (the age bonus in ranking)
+ * @property {(fn: () => void, ms: number) => any} setTimeout
+ * @property {(id: any) => void} clearTimeout
+ * @property {boolean} injected whether it came from the `env` option
+ */
+
+/**
+ * @param {object} [source] the `env` option; `globalThis` when undefined
+ * @returns {Env}
+ */
+export function resolveEnv(source) {
+  const injected = source !== undefined;
+  const g = injected ? source : globalThis;
+  const nav = read(g, 'navigator');
+  const locks = read(g, 'locks') ?? read(nav, 'locks');
+  const now = typeof g.now === 'function' ? () => g.now() : () => Date.now();
+  const timers = typeof g.setTimeout === 'function' && typeof g.clearTimeout === 'function' ? g : globalThis;
+  return {
+    locks: locks && typeof locks.request === 'function' ? locks : null,
+    BroadcastChannel: typeof read(g, 'BroadcastChannel') === 'function' ? g.BroadcastChannel : null,
+    localStorage: storageOf(g),
+    indexedDB: typeof read(read(g, 'indexedDB'), 'open') === 'function' ? g.indexedDB : null,
+    document: eventTarget(read(g, 'document')),
+    events: eventTarget(g),
+    onLine: () => read(nav, 'onLine'),
+    now,
+    startMs: startTime(g, injected, now),
+    setTimeout: (fn, ms) => timers.setTimeout(fn, ms),
+    clearTimeout: (id) => timers.clearTimeout(id),
+    injected,
+  };
+}
+
+/** Reads a property that may throw (a sandboxed iframe's `indexedDB`, say) or be missing. */
+function read(object, key) {
+  if (object === null || object === undefined) return undefined;
+  try {
+    return object[key];
+  } catch {
+    return undefined;
+  }
+}
+
+function eventTarget(object) {
+  return object && typeof object.addEventListener === 'function' && typeof object.removeEventListener === 'function'
+    ? object
+    : null;
+}
+
+/** `localStorage`, or null when missing (workers) or blocked (the getter or every call throws). */
+function storageOf(g) {
+  const storage = read(g, 'localStorage');
+  if (!storage || typeof storage.getItem !== 'function') return null;
+  return storage;
+}
+
+/** The page's start (performance.timeOrigin) in a browser; for an injected env, now. */
+function startTime(g, injected, now) {
+  if (typeof g.startMs === 'number') return g.startMs;
+  const origin = injected ? undefined : read(read(g, 'performance'), 'timeOrigin');
+  return typeof origin === 'number' && origin > 0 ? Math.floor(origin) : Math.floor(now());
+}
+
+/**
+ * What the environment supports, and the authority Baton would choose.
+ * @param {Env} env
+ */
+export function supportOf(env) {
+  return {
+    webLocks: env.locks !== null,
+    broadcastChannel: env.BroadcastChannel !== null,
+    indexedDB: env.indexedDB !== null,
+    localStorage: env.localStorage !== null,
+  };
+}
+
+/**
+ * Picks the authority: Web Locks if present, else an IndexedDB lease, else broadcast only.
+ * An explicit choice (tests) must be available.
+ * @param {Env} env
+ * @param {'auto'|'web-locks'|'lease'|'broadcast'} requested
+ * @returns {'web-locks'|'lease'|'broadcast'}
+ */
+export function chooseAuthority(env, requested) {
+  if (requested === 'web-locks' && !env.locks) throw new TypeError('option "authority": "web-locks" needs navigator.locks');
+  if (requested === 'lease' && !env.indexedDB) throw new TypeError('option "authority": "lease" needs indexedDB');
+  if (requested !== 'auto') return requested;
+  if (env.locks) return 'web-locks';
+  if (env.indexedDB) return 'lease';
+  return 'broadcast';
+}
+
+/**
+ * Names shared by every tab of one namespace and protocol version.
+ * The epoch counter is not versioned on purpose: epochs must keep rising across deploys.
+ */
+export function namesFor(namespace, protocolVersion) {
+  const base = `baton/${namespace}/v${protocolVersion}`;
+  return {
+    channel: base,
+    lock: (resource) => `${base}/${resource}`,
+    epochKey: (resource) => `baton/${namespace}/epoch/${resource}`,
+    database: `baton/${namespace}`,
+    leaseKey: (resource) => `v${protocolVersion}/${resource}`,
+  };
+}
+
+/** A random id: a UUID where available (secure contexts, Node), else 128 random bits in hex. */
+export function randomId() {
+  const c = globalThis.crypto;
+  if (c && typeof c.randomUUID === 'function') return c.randomUUID();
+  const bytes = new Uint8Array(16);
+  if (c && typeof c.getRandomValues === 'function') c.getRandomValues(bytes);
+  else for (let i = 0; i < 16; i += 1) bytes[i] = Math.floor(Math.random() * 256);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** A 32-bit seed for the core's jitter, different in every tab. */
+export function randomSeed() {
+  const c = globalThis.crypto;
+  if (c && typeof c.getRandomValues === 'function') return c.getRandomValues(new Uint32Array(1))[0];
+  return Math.floor(Math.random() * 2 ** 32);
+}

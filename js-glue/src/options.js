@@ -1,0 +1,113 @@
+/**
+ * Option checking. A wrong or missing option throws a TypeError whose message names it,
+ * at the call that received it, before anything starts.
+ *
+ * @module tab-baton/options
+ */
+
+/** Longest id or resource name the wire format carries (kMaxIdBytes, kMaxResourceBytes). */
+export const MAX_NAME_BYTES = 64;
+const encoder = new TextEncoder();
+
+function fail(where, name, expected, value) {
+  return new TypeError(`${where}: option "${name}" must be ${expected} (got ${describe(value)})`);
+}
+
+function describe(value) {
+  if (value === null) return 'null';
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'function') return 'a function';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  return String(value);
+}
+
+/**
+ * Checks that `value` is a plain options object whose keys are all known.
+ * @param {string} where the function, for the message
+ * @param {string} name the argument's name
+ * @param {any} value
+ * @param {string[]} known
+ * @param {{optional?: boolean}} [opts]
+ * @returns {Record<string, any>}
+ */
+export function optionsObject(where, name, value, known, { optional = false } = {}) {
+  if (value === undefined && optional) return {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new TypeError(`${where}: "${name}" must be an object (got ${describe(value)})`);
+  }
+  if (known) {
+    for (const key of Object.keys(value)) {
+      if (!known.includes(key)) throw new TypeError(`${where}: unknown option "${key}" (known: ${known.join(', ')})`);
+    }
+  }
+  return value;
+}
+
+/** A string option; `required` rejects undefined, `name` limits it to a wire-sized, non-empty name. */
+export function stringOption(where, opts, key, { required = false, fallback, wireName = false } = {}) {
+  const value = opts[key];
+  if (value === undefined && !required) return fallback;
+  if (typeof value !== 'string' || value === '') throw fail(where, key, 'a non-empty string', value);
+  if (wireName && encoder.encode(value).length > MAX_NAME_BYTES) {
+    throw fail(where, key, `at most ${MAX_NAME_BYTES} bytes of UTF-8`, value);
+  }
+  return value;
+}
+
+/** A finite number option within [min, max]; `integer` also requires an integer. */
+export function numberOption(where, opts, key, { fallback, min = 0, max = Number.MAX_SAFE_INTEGER, integer = false, above } = {}) {
+  const value = opts[key];
+  if (value === undefined) return fallback;
+  const ok =
+    typeof value === 'number' &&
+    Number.isFinite(value) &&
+    value >= min &&
+    value <= max &&
+    (above === undefined || value > above) &&
+    (!integer || Number.isInteger(value));
+  if (!ok) {
+    const bound = above !== undefined ? `greater than ${above}` : `at least ${min}`;
+    throw fail(where, key, `a finite ${integer ? 'integer' : 'number'} ${bound}`, value);
+  }
+  return value;
+}
+
+export function booleanOption(where, opts, key, fallback) {
+  const value = opts[key];
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw fail(where, key, 'a boolean', value);
+  return value;
+}
+
+export function functionOption(where, opts, key, { required = false } = {}) {
+  const value = opts[key];
+  if (value === undefined && !required) return undefined;
+  if (typeof value !== 'function') throw fail(where, key, 'a function', value);
+  return value;
+}
+
+export function oneOfOption(where, opts, key, choices, fallback) {
+  const value = opts[key];
+  if (value === undefined) return fallback;
+  if (!choices.includes(value)) throw fail(where, key, `one of ${choices.map((c) => JSON.stringify(c)).join(', ')}`, value);
+  return value;
+}
+
+/** An array of strings (capabilities). */
+export function stringListOption(where, opts, key, { maxItems = 16 } = {}) {
+  const value = opts[key];
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.length > maxItems || !value.every((v) => typeof v === 'string' && v !== '' && encoder.encode(v).length <= MAX_NAME_BYTES)) {
+    throw fail(where, key, `an array of at most ${maxItems} non-empty strings of at most ${MAX_NAME_BYTES} bytes`, value);
+  }
+  return [...value];
+}
+
+/** An `env` option: an object, checked further when resolved. */
+export function envOption(where, opts) {
+  const value = opts.env;
+  if (value === undefined) return undefined;
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) throw fail(where, 'env', 'an object', value);
+  return value;
+}

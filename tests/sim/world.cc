@@ -1,0 +1,574 @@
+#include "world.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace baton::sim {
+namespace {
+
+bool alive(int state) { return state == 0 || state == 1; }  // running or frozen
+
+}  // namespace
+
+const char* authority_name(Authority a) { return to_string(a); }
+
+World::World(Options options) : opt_(options), rng_(options.seed * 0x9E3779B97F4A7C15ull + 17) {}
+
+// ---------------------------------------------------------------------------------------
+// Scheduling.
+
+void World::schedule(Scheduled s) {
+  s.seq = seq_++;
+  queue_.push(std::move(s));
+}
+
+void World::schedule_timer(Tab& t) {
+  if (t.state != TabState::running) return;
+  double deadline = t.node->next_deadline();
+  ++t.timer_token;
+  if (deadline == kNever) return;
+  // Like setTimeout: a relative delay, unaffected by later wall clock jumps.
+  double delay = std::max(0.0, deadline - node_now());
+  Scheduled s{};
+  s.at = clock_ms_ + delay + 0.01;
+  s.kind = Kind::timer;
+  s.tab = t.index;
+  s.token = t.timer_token;
+  schedule(std::move(s));
+}
+
+void World::schedule_callback(Tab& t, Event e, double latency, uint64_t request) {
+  Scheduled s{};
+  s.request = request;
+  s.at = clock_ms_ + latency;
+  s.kind = Kind::callback;
+  s.tab = t.index;
+  s.token = t.instance;
+  s.event = std::move(e);
+  schedule(std::move(s));
+}
+
+// ---------------------------------------------------------------------------------------
+// The run.
+
+Report World::run() {
+  for (int i = 0; i < opt_.initial_tabs; ++i) open_tab();
+  Scheduled first{};
+  first.at = rng_.unit() * 2 * opt_.fault_every_ms;
+  first.kind = Kind::fault;
+  schedule(first);
+  Scheduled end{};
+  end.at = opt_.fault_ms;
+  end.kind = Kind::end_faults;
+  schedule(end);
+
+  double stop = opt_.fault_ms + opt_.quiet_ms;
+  while (!queue_.empty()) {
+    Scheduled s = queue_.top();
+    queue_.pop();
+    if (s.at > stop) break;
+    clock_ms_ = std::max(clock_ms_, s.at);
+    process(s);
+    ++report_.steps;
+    check(clock_ms_);
+    if (!report_.violations.empty()) break;
+    if (opt_.max_steps && report_.steps >= opt_.max_steps) break;
+  }
+  if (report_.violations.empty() && (!opt_.max_steps || report_.steps < opt_.max_steps)) {
+    for (const char* res : kResources) {
+      auto it = leaderless_since_.find(res);
+      if (it != leaderless_since_.end()) {
+        double gap = clock_ms_ - std::max(it->second, faults_end_ms_);
+        report_.longest_leaderless_after_faults_ms = std::max(report_.longest_leaderless_after_faults_ms, gap);
+      }
+    }
+    // The liveness bounds stated in the README, for the default timings (heartbeat 1 s,
+    // suspect 3 s, lease 5 s, steal grace 0.2 s, rank stagger 0.15 s per position).
+    Config defaults;
+    double stagger = opt_.max_tabs * defaults.rank_stagger_ms;
+    double bound = opt_.authority == Authority::lease
+                       ? defaults.lease_ms + stagger + defaults.heartbeat_ms
+                       : defaults.suspect_ms + defaults.steal_grace_ms + stagger + defaults.heartbeat_ms;
+    if (report_.longest_leaderless_after_faults_ms > bound) {
+      violation("liveness: no leader for " + std::to_string(report_.longest_leaderless_after_faults_ms) +
+                " ms after faults stopped");
+    }
+  }
+  for (const auto& [res, n] : terms_won_) report_.handovers += n > 0 ? n - 1 : 0;
+  return report_;
+}
+
+void World::process(Scheduled& s) {
+  Tab* t = s.tab >= 0 && s.tab < static_cast<int>(tabs_.size()) ? tabs_[s.tab].get() : nullptr;
+  switch (s.kind) {
+    case Kind::timer:
+      if (t && t->state == TabState::running && s.token == t->timer_token) {
+        Event e;
+        e.kind = EventKind::tick;
+        deliver(*t, e);
+        guarded_effects(*t);
+      }
+      break;
+    case Kind::deliver:
+      // A frozen tab still handles channel messages (measured in Chromium).
+      if (t && alive(static_cast<int>(t->state))) {
+        ++report_.messages_delivered;
+        Event e;
+        e.kind = EventKind::message;
+        e.data = s.bytes.data();
+        e.size = s.bytes.size();
+        deliver(*t, e);
+      }
+      break;
+    case Kind::callback:
+    case Kind::lease_txn:
+      if (!t || t->instance != s.token || !alive(static_cast<int>(t->state))) break;
+      if (t->state == TabState::frozen) {
+        deferred_[t->index].push_back(s);
+        break;
+      }
+      if (s.request != 0 && t->lock_request[s.event.resource] != s.request) {
+        // A callback of a request the glue already replaced: a stale grant is given
+        // back by the glue itself and never reaches the core.
+        LockQueue& q = locks_[s.event.resource];
+        if (q.holder.tab == t->index && q.holder.id == s.request) {
+          q.holder = LockRequest{};
+          grant_next(s.event.resource);
+        }
+        break;
+      }
+      if (s.kind == Kind::callback) deliver(*t, s.event);
+      else run_lease_txn(*t, s.event.resource);
+      break;
+    case Kind::release_crashed: lock_drop_all(s.tab); break;
+    case Kind::fault:
+      if (!faults_on_) break;
+      random_fault();
+      {
+        Scheduled next{};
+        next.at = clock_ms_ - std::log(1 - rng_.unit()) * opt_.fault_every_ms;
+        next.kind = Kind::fault;
+        schedule(next);
+      }
+      break;
+    case Kind::end_faults: {
+      faults_on_ = false;
+      faults_end_ms_ = clock_ms_;
+      // A user opens a fresh tab: someone eligible for every resource is alive.
+      int i = open_tab();
+      (void)i;
+      break;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Tabs.
+
+int World::open_tab() {
+  auto t = std::make_unique<Tab>();
+  t->index = static_cast<int>(tabs_.size());
+  t->instance = next_instance_++;
+  t->id = "tab" + std::to_string(t->index);
+  Config c;
+  c.id = t->id;
+  c.authority = opt_.authority;
+  c.start_ms = node_now();
+  c.seed = rng_.next();
+  // The fresh tab at the end of the faults can lead everything.
+  bool capable = !faults_on_ || rng_.unit() < 0.7;
+  if (capable) c.capabilities.push_back("ws.owner.v1");
+  c.app_version = faults_on_ && clock_ms_ > opt_.fault_ms / 2 && rng_.unit() < 0.3 ? "1.1" : "1.0";
+  if (!faults_on_) c.app_version = "1.1";
+  t->node = std::make_unique<Node>(c);
+  Tab& tab = *t;
+  tabs_.push_back(std::move(t));
+
+  Event join;
+  join.kind = EventKind::join;
+  join.resource = kResources[0];
+  join.policy.required_capability = "ws.owner.v1";
+  join.policy.prefer_visible = true;
+  deliver(tab, join);
+  join.resource = kResources[1];
+  join.policy = Policy{};
+  deliver(tab, join);
+  return tab.index;
+}
+
+void World::deliver(Tab& t, const Event& in) {
+  Event e = in;
+  e.now_ms = node_now();
+  if (opt_.trace) {
+    std::printf("%10.2f %s event %d %s\n", clock_ms_, t.id.c_str(), static_cast<int>(e.kind), e.resource.c_str());
+  }
+  std::vector<Effect> effects = t.node->step(e);
+  apply(t, effects);
+  schedule_timer(t);
+}
+
+void World::apply(Tab& t, const std::vector<Effect>& effects) {
+  for (const Effect& fx : effects) {
+    if (opt_.trace && fx.kind != EffectKind::broadcast) {
+      std::printf("%10.2f %s effect %d %s epoch=%llu %s\n", clock_ms_, t.id.c_str(), static_cast<int>(fx.kind),
+                  fx.resource.c_str(), static_cast<unsigned long long>(fx.epoch), to_string(fx.reason));
+    }
+    switch (fx.kind) {
+      case EffectKind::broadcast: broadcast(t, fx.bytes); break;
+      case EffectKind::lock_request: lock_request(t, fx.resource, fx.lock_mode); break;
+      case EffectKind::lock_release: lock_release(t, fx.resource); break;
+      case EffectKind::allocate_epoch: {
+        Event e;
+        e.kind = EventKind::epoch_allocated;
+        e.resource = fx.resource;
+        if (opt_.storage_works) {
+          uint64_t& stored = epoch_store_[fx.resource];
+          stored = std::max(stored, fx.epoch) + 1;
+          e.epoch = stored;
+        } else {
+          e.epoch = fx.epoch + 1;
+          e.durable = false;
+        }
+        schedule_callback(t, e, 0.05);
+        break;
+      }
+      case EffectKind::lease_try: {
+        Scheduled s{};
+        s.at = clock_ms_ + 0.5 + rng_.unit() * 2.5;
+        s.kind = Kind::lease_txn;
+        s.tab = t.index;
+        s.token = t.instance;
+        s.event.resource = fx.resource;
+        schedule(std::move(s));
+        break;
+      }
+      case EffectKind::elected: {
+        auto key = std::make_pair(fx.resource, fx.epoch);
+        auto [it, inserted] = term_owner_.emplace(key, t.instance);
+        if (!inserted && it->second != t.instance && opt_.storage_works) {
+          violation("fencing: epoch " + std::to_string(fx.epoch) + " of " + fx.resource + " issued twice");
+        }
+        ++terms_won_[fx.resource];
+        // A new term's first act is a guarded side effect.
+        guarded_effects(t);
+        break;
+      }
+      case EffectKind::deposed:
+      case EffectKind::leader_changed: break;
+    }
+  }
+}
+
+// Every leader performs a fenced side effect (to a "server") on each timer tick.
+void World::guarded_effects(Tab& t) {
+  if (t.state != TabState::running) return;
+  for (const char* res : kResources) {
+    ResourceView v = t.node->view(res);
+    if (v.role != Role::leader) continue;
+    bool accepted = !opt_.fence || receiver_.admit(res, v.epoch) == FenceVerdict::accepted;
+    if (!accepted) {
+      ++report_.effects_rejected;
+      continue;
+    }
+    ++report_.effects_accepted;
+    uint64_t& highest = highest_accepted_[res];
+    if (v.epoch < highest) {
+      violation("safety: " + t.id + " performed an effect on " + res + " with stale epoch " +
+                std::to_string(v.epoch) + " after epoch " + std::to_string(highest) + " was accepted");
+    }
+    highest = std::max(highest, v.epoch);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Simulated Web Locks: one FIFO queue per name, steal, release on crash.
+
+void World::lock_request(Tab& t, const std::string& res, LockMode mode) {
+  LockQueue& q = locks_[res];
+  // The glue keeps one request per resource: a new one replaces the queued one.
+  auto mine = [&t](const LockRequest& r) { return r.tab == t.index; };
+  q.waiting.erase(std::remove_if(q.waiting.begin(), q.waiting.end(), mine), q.waiting.end());
+  LockRequest req{t.index, next_request_++};
+  t.lock_request[res] = req.id;
+  Event granted;
+  granted.kind = EventKind::lock_granted;
+  granted.resource = res;
+  double latency = 0.1 + rng_.unit() * 0.5;
+  if (mode == LockMode::steal && opt_.steal) {
+    if (q.holder.tab >= 0) {
+      Event lost;
+      lost.kind = EventKind::lock_lost;
+      lost.resource = res;
+      schedule_callback(*tabs_[q.holder.tab], lost, latency, q.holder.id);
+    }
+    q.holder = req;
+    schedule_callback(t, granted, latency, req.id);
+    return;
+  }
+  if (mode == LockMode::if_available) {
+    if (q.holder.tab < 0 && q.waiting.empty()) {
+      q.holder = req;
+      schedule_callback(t, granted, latency, req.id);
+    } else {
+      Event none;
+      none.kind = EventKind::lock_unavailable;
+      none.resource = res;
+      schedule_callback(t, none, latency, req.id);
+    }
+    return;
+  }
+  q.waiting.push_back(req);
+  grant_next(res);
+}
+
+void World::grant_next(const std::string& res) {
+  LockQueue& q = locks_[res];
+  while (q.holder.tab < 0 && !q.waiting.empty()) {
+    LockRequest next = q.waiting.front();
+    q.waiting.pop_front();
+    if (!alive(static_cast<int>(tabs_[next.tab]->state))) continue;
+    q.holder = next;
+    Event granted;
+    granted.kind = EventKind::lock_granted;
+    granted.resource = res;
+    schedule_callback(*tabs_[next.tab], granted, 0.1 + rng_.unit() * 0.5, next.id);
+  }
+}
+
+// Releases the held lock or aborts the queued request of the glue's current request.
+void World::lock_release(Tab& t, const std::string& res) {
+  LockQueue& q = locks_[res];
+  uint64_t current = t.lock_request[res];
+  t.lock_request[res] = 0;
+  if (q.holder.tab == t.index && q.holder.id == current) {
+    q.holder = LockRequest{};
+    grant_next(res);
+  } else {
+    auto mine = [&](const LockRequest& r) { return r.tab == t.index && r.id == current; };
+    q.waiting.erase(std::remove_if(q.waiting.begin(), q.waiting.end(), mine), q.waiting.end());
+  }
+}
+
+void World::lock_drop_all(int tab) {
+  for (auto& [res, q] : locks_) {
+    auto of_tab = [tab](const LockRequest& r) { return r.tab == tab; };
+    q.waiting.erase(std::remove_if(q.waiting.begin(), q.waiting.end(), of_tab), q.waiting.end());
+    if (q.holder.tab == tab) {
+      q.holder = LockRequest{};
+      grant_next(res);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Simulated BroadcastChannel: to every other live tab, with loss, duplication, reordering.
+
+void World::broadcast(Tab& from, const std::vector<uint8_t>& bytes) {
+  for (auto& other : tabs_) {
+    if (other->index == from.index || !alive(static_cast<int>(other->state))) continue;
+    if (faults_on_ && rng_.unit() < opt_.loss) continue;
+    double delay = 0.05 + rng_.unit() * 0.5;
+    if (faults_on_ && rng_.unit() < opt_.reorder) delay += rng_.unit() * 50;
+    int copies = faults_on_ && rng_.unit() < opt_.duplicate ? 2 : 1;
+    for (int c = 0; c < copies; ++c) {
+      Scheduled s{};
+      s.at = clock_ms_ + delay + c * rng_.unit() * 20;
+      s.kind = Kind::deliver;
+      s.tab = other->index;
+      s.bytes = bytes;
+      schedule(std::move(s));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Simulated IndexedDB lease: the read-write transaction runs atomically in the tab.
+
+void World::run_lease_txn(Tab& t, const std::string& res) {
+  Event e;
+  e.resource = res;
+  if (!opt_.storage_works) {
+    e.kind = EventKind::lease_failed;
+    schedule_callback(t, e, 0.2);
+    return;
+  }
+  LeaseRecord& stored = lease_store_[res];
+  LeaseRecord write = t.node->lease_decide(res, stored, node_now());
+  if (write.present) stored = write;
+  e.kind = EventKind::lease_result;
+  e.lease = stored;
+  schedule_callback(t, e, 0.2 + rng_.unit());
+}
+
+// ---------------------------------------------------------------------------------------
+// Faults.
+
+void World::random_fault() {
+  ++report_.faults;
+  std::vector<int> running, frozen;
+  int open = 0;
+  for (auto& t : tabs_) {
+    if (t->state == TabState::running) running.push_back(t->index);
+    if (t->state == TabState::frozen) frozen.push_back(t->index);
+    if (alive(static_cast<int>(t->state))) ++open;
+  }
+  auto pick = [this](const std::vector<int>& v) { return v[static_cast<size_t>(rng_.unit() * v.size())]; };
+  double r = rng_.unit();
+  if (r < 0.10 && !running.empty()) {  // crash: the browser frees its locks ~60 ms later
+    Tab& t = *tabs_[pick(running)];
+    t.state = TabState::crashed;
+    Scheduled s{};
+    s.at = clock_ms_ + 60;
+    s.kind = Kind::release_crashed;
+    s.tab = t.index;
+    schedule(s);
+  } else if (r < 0.25 && !running.empty()) {
+    freeze(*tabs_[pick(running)], rng_.unit() < 0.5);
+  } else if (r < 0.45 && !frozen.empty()) {
+    thaw(*tabs_[pick(frozen)]);
+  } else if (r < 0.53 && !running.empty()) {  // graceful close: pagehide, then teardown
+    Tab& t = *tabs_[pick(running)];
+    Event e;
+    e.kind = EventKind::lifecycle;
+    e.lifecycle = Lifecycle::closing;
+    deliver(t, e);
+    e.kind = EventKind::dispose;
+    deliver(t, e);
+    t.state = TabState::closed;
+    lock_drop_all(t.index);
+  } else if (r < 0.68) {
+    if (open < opt_.max_tabs) open_tab();
+  } else if (r < 0.83 && !running.empty()) {
+    Tab& t = *tabs_[pick(running)];
+    t.visible = !t.visible;
+    Event e;
+    e.kind = EventKind::lifecycle;
+    e.lifecycle = t.visible ? Lifecycle::active : Lifecycle::hidden;
+    deliver(t, e);
+  } else if (r < 0.88) {  // wall clock jump, backwards or forwards
+    clock_offset_ms_ += (rng_.unit() - 0.5) * 60000;
+  } else if (r < 0.93 && !running.empty()) {
+    Tab& t = *tabs_[pick(running)];
+    Event e;
+    e.kind = rng_.unit() < 0.5 ? EventKind::offline : EventKind::online;
+    deliver(t, e);
+  } else if (r < 0.96 && !running.empty()) {
+    Event e;
+    e.kind = EventKind::session_changed;
+    deliver(*tabs_[pick(running)], e);
+  } else if (!running.empty()) {
+    Tab& t = *tabs_[pick(running)];
+    Event e;
+    e.kind = EventKind::abdicate;
+    e.resource = kResources[rng_.unit() < 0.5 ? 0 : 1];
+    deliver(t, e);
+  }
+}
+
+// A tab that announces its freeze (the `freeze` event ran) steps down first; a silent
+// freeze (hung or throttled to a stop) keeps its authority until it is taken.
+void World::freeze(Tab& t, bool announce) {
+  if (announce) {
+    Event e;
+    e.kind = EventKind::lifecycle;
+    e.lifecycle = Lifecycle::frozen;
+    deliver(t, e);
+  }
+  t.announced_freeze = announce;
+  t.state = TabState::frozen;
+}
+
+void World::thaw(Tab& t) {
+  t.state = TabState::running;
+  std::vector<Scheduled> held;
+  held.swap(deferred_[t.index]);
+  // Held callbacks and the first timer run in no fixed order after a thaw: a thawed
+  // leader may act before it learns that its lock was stolen. The fence must catch that.
+  for (Scheduled& s : held) {
+    s.at = clock_ms_ + rng_.unit() * 2;
+    schedule(std::move(s));
+  }
+  if (t.announced_freeze) {
+    Event e;
+    e.kind = EventKind::lifecycle;
+    e.lifecycle = t.visible ? Lifecycle::active : Lifecycle::hidden;
+    deliver(t, e);
+  }
+  schedule_timer(t);
+}
+
+// ---------------------------------------------------------------------------------------
+// Invariants.
+
+bool World::holds_authority(const Tab& t, const std::string& res) const {
+  // A tab whose lease storage failed has fallen back to broadcast-only by itself.
+  switch (t.node->authority()) {
+    case Authority::web_locks: {
+      auto it = locks_.find(res);
+      return it != locks_.end() && it->second.holder.tab == t.index;
+    }
+    case Authority::lease: {
+      auto it = lease_store_.find(res);
+      return it != lease_store_.end() && it->second.owner == t.id && it->second.expires_ms > node_now();
+    }
+    case Authority::broadcast: {
+      // No authority but the epoch: the running leader with the newest term holds it.
+      uint64_t mine = t.node->view(res).epoch;
+      for (const auto& o : tabs_) {
+        if (o->index == t.index || o->state != TabState::running) continue;
+        ResourceView v = o->node->view(res);
+        if (v.role == Role::leader && v.epoch > mine) return false;
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+void World::check(double now) {
+  double stale_bound = opt_.authority == Authority::web_locks ? 50
+                       : opt_.authority == Authority::lease ? 5000 / 3.0 + 50
+                                                            : 3000 + 1000;
+  for (const char* res : kResources) {
+    bool has_leader = false;
+    for (const auto& t : tabs_) {
+      if (t->state != TabState::running) continue;
+      bool leads = t->node->view(res).role == Role::leader;
+      bool authority = leads && holds_authority(*t, res);
+      if (authority) has_leader = true;
+      auto key = std::make_pair(t->index, std::string(res));
+      if (leads && !authority) {
+        auto [it, inserted] = stale_since_.emplace(key, now);
+        double window = now - it->second;
+        report_.worst_stale_owner_ms = std::max(report_.worst_stale_owner_ms, window);
+        if (window > stale_bound) {
+          violation("bounded stale ownership: " + t->id + " led " + res + " without the authority for " +
+                    std::to_string(window) + " ms");
+        }
+      } else {
+        stale_since_.erase(key);
+      }
+    }
+    if (!faults_on_) {
+      if (has_leader) {
+        auto it = leaderless_since_.find(res);
+        if (it != leaderless_since_.end()) {
+          double gap = now - std::max(it->second, faults_end_ms_);
+          report_.longest_leaderless_after_faults_ms = std::max(report_.longest_leaderless_after_faults_ms, gap);
+          leaderless_since_.erase(it);
+        }
+      } else {
+        leaderless_since_.emplace(res, now);
+      }
+    }
+  }
+}
+
+void World::violation(const std::string& what) {
+  char at[48];
+  std::snprintf(at, sizeof at, "t=%.2f ms: ", clock_ms_);
+  report_.violations.push_back(at + what);
+}
+
+}  // namespace baton::sim
