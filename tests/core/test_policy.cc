@@ -66,9 +66,14 @@ TEST_CASE("policy: compare_versions compares non-numeric parts as text") {
   CHECK(compare_versions("1.rc", "1.rc") == 0);
   CHECK(compare_versions("abc", "abd") < 0);
   CHECK(compare_versions("2.0", "2.0.x") != 0);
-  CHECK(compare_versions("1.x", "1.10") != 0);
-  // How a text part orders against a numeric one is deliberately not pinned here: the
-  // current rule (compare as text) is not transitive, see the known-bug test below.
+}
+
+TEST_CASE("policy: compare_versions ranks numeric parts below textual parts") {
+  CHECK(compare_versions("1.10", "1.x") < 0);
+  CHECK(compare_versions("1.x", "1.10") > 0);
+  CHECK(compare_versions("1.2a", "1.10") > 0);  // "2a" is text, not the number 2
+  CHECK(compare_versions("1.10a", "1.9") > 0);
+  CHECK(compare_versions("2.0", "2.0.x") < 0);  // the missing part is "0", numeric
 }
 
 TEST_CASE("policy: compare_versions is reflexive and antisymmetric") {
@@ -89,15 +94,12 @@ TEST_CASE("policy: compare_versions is reflexive and antisymmetric") {
   }
 }
 
-// KNOWN BUG (policy.cc compare_versions): a part is compared numerically only when both
-// sides are numeric, otherwise as text, so the order is not transitive when numeric and
-// non-numeric parts mix: "1.10" > "1.9" (numeric), "1.9" > "1.10a" (text, '9' > '1'),
-// "1.10a" > "1.10" (text). Node::newest_app_version() takes a running maximum over the
-// presence table, so with such versions the "newest" depends on scan order and tabs can
-// disagree about who may lead. Suggested fix: compare each part as (leading number,
-// rest-as-text), numbers first, like dpkg/semver. Remove should_fail once fixed.
-TEST_CASE("policy: compare_versions is transitive" * doctest::should_fail()) {
-  const std::vector<std::string> versions = {"1.9", "1.10", "1.10a", "1.x", "1.2a", "2", "10"};
+// Regression: comparing mixed numeric/text parts as text made the order cyclic
+// ("1.10" > "1.9" > "1.10a" > "1.10"), so the newest version depended on scan order.
+TEST_CASE("policy: compare_versions is transitive") {
+  const std::vector<std::string> versions = {"1.9",  "1.10", "1.10a", "1.x", "1.2a", "2",   "10",
+                                             "1.0",  "1",    "1.0.x", "",    "1..2", "1.b", "2.0-rc"};
+  int chains = 0;
   for (const auto& a : versions)
     for (const auto& b : versions)
       for (const auto& c : versions) {
@@ -106,8 +108,10 @@ TEST_CASE("policy: compare_versions is transitive" * doctest::should_fail()) {
           CAPTURE(b);
           CAPTURE(c);
           CHECK(compare_versions(a, c) > 0);
+          ++chains;
         }
       }
+  CHECK(chains > 50);  // the set exercises many chains
 }
 
 // ---------------------------------------------------------------------------------------

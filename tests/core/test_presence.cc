@@ -207,13 +207,9 @@ TEST_CASE("presence: a ticking tab stays alive indefinitely") {
   CHECK(p.size() == 1);
 }
 
-// KNOWN ISSUE (presence.cc observe): within one generation the stored tick_seq is
-// overwritten even when a frame carries a lower one, so a later frame with the old,
-// already-seen sequence counts as progress again. Two frames alternating between a stuck
-// sequence and a lower one (a duplicated tab sharing the id, or reordering) keep a frozen
-// sender alive. Suggested fix: when !is_new, keep c.tick_seq = max(c.tick_seq, f.tick_seq).
-// Remove should_fail once fixed.
-TEST_CASE("presence: a tick sequence seen before is not progress again" * doctest::should_fail()) {
+// Regression: a lower tick_seq used to overwrite the stored one, so the old, already
+// seen sequence counted as progress again and kept a stalled sender alive.
+TEST_CASE("presence: a tick sequence seen before is not progress again") {
   Presence p;
   REQUIRE(p.observe(frame("a", 10), 0) == Observed::joined);
   p.observe(frame("a", 5), 1000);   // lower: not progress

@@ -220,7 +220,7 @@ TEST_CASE("wire: values and lengths exactly at their limits round-trip") {
   in.refresh_ms = UINT32_MAX;
   in.start_ms = kMaxEpoch;
   in.tick_seq = kMaxEpoch;
-  in.capabilities = {std::string(kMaxResourceBytes, 'c')};
+  in.capabilities = {std::string(kMaxCapabilityBytes, 'c')};
   in.claims = {{std::string(kMaxResourceBytes, 'r'), kMaxEpoch}, {"zero", 0}};
   in.subject = std::string(kMaxResourceBytes, 'u');
   in.target = std::string(kMaxIdBytes, 't');
@@ -318,60 +318,22 @@ TEST_CASE("wire: empty input is truncated") {
   CHECK(decode_bytes({}) == DecodeError::truncated);
 }
 
-// Grows a valid frame to exactly `target` encoded bytes, within every field limit.
-// Returns false when no valid frame is that large.
-bool grow_to(Frame& f, size_t target) {
-  auto size = [&] { return encode(f).size(); };
-  f.sender.resize(kMaxIdBytes, 's');
-  f.app_version.resize(kMaxVersionBytes, 'v');
-  f.subject.resize(kMaxResourceBytes, 'u');
-  f.target.resize(kMaxIdBytes, 't');
-  f.capabilities.clear();
-  f.claims.clear();
-  if (size() > target) return false;
-  // Coarse: whole claims of 1 + 64 + 8 bytes while they fit.
-  const size_t claim_bytes = 1 + kMaxResourceBytes + 8;
-  while (f.claims.size() < kMaxClaims && size() + claim_bytes <= target) {
-    std::string r(kMaxResourceBytes - 2, 'r');
-    r += static_cast<char>('A' + f.claims.size() / 10);
-    r += static_cast<char>('0' + f.claims.size() % 10);
-    f.claims.push_back({r, kMaxEpoch});
-  }
-  // Fine: capabilities one byte at a time (an empty one costs its length byte).
-  while (size() < target) {
-    if (f.capabilities.empty() || f.capabilities.back().size() == kMaxResourceBytes) {
-      if (f.capabilities.size() == kMaxCapabilities) return false;
-      f.capabilities.emplace_back();
-    } else {
-      f.capabilities.back().push_back('c');
-    }
-  }
-  return size() == target;
-}
+TEST_CASE("wire: the size limit: kMaxFrameBytes is read, one byte more is oversized") {
+  // A valid frame padded to exactly the limit gets past the size check (and is then
+  // rejected for its padding); one byte more is rejected before a byte is read.
+  Bytes at_limit = encode(full_frame(Kind::presence));
+  REQUIRE(at_limit.size() < kMaxFrameBytes);
+  at_limit.resize(kMaxFrameBytes, 0);
+  CHECK(decode_bytes(at_limit) == DecodeError::trailing_bytes);
+  Bytes over = at_limit;
+  over.push_back(0);
+  CHECK(decode_bytes(over) == DecodeError::oversized);
 
-TEST_CASE("wire: frames over kMaxFrameBytes are oversized, at the limit they decode") {
-  Frame f = full_frame(Kind::presence);
-  if (grow_to(f, kMaxFrameBytes)) {
-    Bytes exact = encode(f);
-    REQUIRE(exact.size() == kMaxFrameBytes);
-    Frame out;
-    CHECK(decode_copy(exact, out) == DecodeError::ok);
-    check_same(f, out);
-
-    Bytes over = exact;
-    over.push_back(0);  // would be trailing bytes, but the size check comes first
-    CHECK(decode_bytes(over) == DecodeError::oversized);
-  } else {
-    MESSAGE("no valid frame reaches kMaxFrameBytes = " << kMaxFrameBytes);
-    CHECK(encode(f).size() < kMaxFrameBytes);
-  }
-
-  // Garbage of any size over the limit is rejected before a byte is read.
   CHECK(decode_bytes(run(0xFF, kMaxFrameBytes + 1)) == DecodeError::oversized);
-  Bytes valid_start = encode(full_frame(Kind::heartbeat));
-  valid_start.resize(kMaxFrameBytes + 1, 0);
-  CHECK(decode_bytes(valid_start) == DecodeError::oversized);
   CHECK(decode_bytes(run(0x00, 64 * 1024)) == DecodeError::oversized);
+  Bytes foreign = {kMagic, 2};
+  foreign.resize(kMaxFrameBytes + 1, 0);
+  CHECK(decode_bytes(foreign) == DecodeError::oversized);  // size is checked first
 }
 
 TEST_CASE("wire: every prefix of a valid frame is rejected as truncated") {
@@ -392,7 +354,7 @@ TEST_CASE("wire: a string length beyond the end of the frame is truncated") {
   r.target = Str(V(10), "abc");
   CHECK(decode_bytes(build(r)) == DecodeError::truncated);
   r = Raw{};
-  r.caps = {Str(V(60), "x")};
+  r.caps = {Str(V(kMaxCapabilityBytes), "x")};
   CHECK(decode_bytes(build(r)) == DecodeError::truncated);
 }
 
@@ -467,7 +429,7 @@ TEST_CASE("wire: strings over their limits are bad lengths") {
   }
   SUBCASE("capability") {
     Raw r;
-    r.caps = {"ok", std::string(kMaxResourceBytes + 1, 'c')};
+    r.caps = {"ok", std::string(kMaxCapabilityBytes + 1, 'c')};
     CHECK(decode_bytes(build(r)) == DecodeError::bad_length);
   }
   SUBCASE("claim resource") {
@@ -587,11 +549,9 @@ TEST_CASE("wire: varints with 10+ continuation bytes are rejected") {
   }
 }
 
-// KNOWN BUG (wire.cc): a failed numeric field is reported as bad_length or too_many,
-// never as bad_number. Reader::string() rewrites a *sticky earlier* bad_number into
-// bad_length, and decode() turns any bad_number still set when the capability (or claim)
-// count is read into too_many. Remove should_fail once fixed.
-TEST_CASE("wire: a number over its limit is reported as bad_number" * doctest::should_fail()) {
+// Regression: an overflowing numeric field was reported as bad_length or too_many (a
+// sticky bad_number was rewritten by the next string or count read).
+TEST_CASE("wire: a number over its limit is reported as bad_number") {
   for (const auto& c : kNumberOverLimit) {
     CAPTURE(std::string(c.name));
     Raw r;
@@ -683,14 +643,14 @@ TEST_CASE("wire: the encoder clamps over-long strings to their limits") {
   Frame in = full_frame(Kind::abdicate_request);
   in.sender = std::string(kMaxIdBytes, 's') + "EXTRA";
   in.app_version = std::string(kMaxVersionBytes, 'v') + "EXTRA";
-  in.capabilities = {std::string(kMaxResourceBytes, 'c') + "EXTRA"};
+  in.capabilities = {std::string(kMaxCapabilityBytes, 'c') + "EXTRA"};
   in.claims = {{std::string(kMaxResourceBytes, 'r') + "EXTRA", 9}};
   in.subject = std::string(kMaxResourceBytes, 'u') + "EXTRA";
   in.target = std::string(kMaxIdBytes, 't') + "EXTRA";
   Frame out = round_trip(in);
   CHECK(out.sender == std::string(kMaxIdBytes, 's'));
   CHECK(out.app_version == std::string(kMaxVersionBytes, 'v'));
-  CHECK(out.capabilities == std::vector<std::string>{std::string(kMaxResourceBytes, 'c')});
+  CHECK(out.capabilities == std::vector<std::string>{std::string(kMaxCapabilityBytes, 'c')});
   REQUIRE(out.claims.size() == 1);
   CHECK(out.claims[0].resource == std::string(kMaxResourceBytes, 'r'));
   CHECK(out.claims[0].epoch == 9);
@@ -717,11 +677,9 @@ TEST_CASE("wire: the encoder clamps counts and claim epochs") {
   CHECK(out.claims.back().resource == "r" + std::to_string(kMaxClaims - 1));
 }
 
-// KNOWN BUG (wire.cc encode): start_ms and tick_seq are written unclamped, but decode
-// rejects values above kMaxEpoch, so a sender with a bogus start time emits frames every
-// peer drops (it becomes invisible). Suggested fix: std::min(v, kMaxEpoch) like the
-// claim epochs. Remove should_fail once fixed.
-TEST_CASE("wire: the encoder clamps start_ms and tick_seq to kMaxEpoch" * doctest::should_fail()) {
+// Regression: start_ms and tick_seq were written unclamped, so a sender with a bogus
+// start time emitted frames every peer dropped.
+TEST_CASE("wire: the encoder clamps start_ms and tick_seq to kMaxEpoch") {
   Frame in = full_frame(Kind::heartbeat);
   in.start_ms = kMaxEpoch + 1;
   in.tick_seq = UINT64_MAX;
@@ -734,24 +692,34 @@ TEST_CASE("wire: the encoder clamps start_ms and tick_seq to kMaxEpoch" * doctes
   CHECK(out.tick_seq == kMaxEpoch);
 }
 
-// KNOWN BUG (wire.h limits): clamping each field is not enough. 16 capabilities of 64
-// bytes alone take 1041 bytes, over kMaxFrameBytes (1024); the worst clamped frame is
-// about 2.5 KB. Such a tab's frames are all dropped as oversized by its peers (if it
-// leads, followers see it go silent and steal). Suggested fix: make kMaxFrameBytes cover
-// the worst clamped frame (or shrink the per-field limits), or have encode() drop
-// capabilities/claims that do not fit and report it. Remove should_fail once fixed.
-TEST_CASE("wire: any frame the encoder emits fits kMaxFrameBytes" * doctest::should_fail()) {
+// Regression: with the old limits the largest clamped frame was about 2.5 KB, so a tab
+// with many capabilities or claims was invisible to its peers (frames dropped as
+// oversized). Every field here is at (or clamped to) its limit.
+TEST_CASE("wire: any frame the encoder emits fits kMaxFrameBytes") {
   Frame in = full_frame(Kind::heartbeat);
-  in.sender = std::string(kMaxIdBytes, 's');
-  in.app_version = std::string(kMaxVersionBytes, 'v');
-  in.capabilities.assign(kMaxCapabilities, std::string(kMaxResourceBytes, 'c'));
+  in.sender = std::string(kMaxIdBytes + 10, 's');
+  in.app_version = std::string(kMaxVersionBytes + 10, 'v');
+  in.generation = UINT32_MAX;
+  in.refresh_ms = UINT32_MAX;
+  in.start_ms = UINT64_MAX;
+  in.tick_seq = UINT64_MAX;
+  in.capabilities.clear();
+  for (size_t i = 0; i < kMaxCapabilities + 5; ++i)
+    in.capabilities.push_back(std::string(kMaxCapabilityBytes + 10, static_cast<char>('a' + i)));
   in.claims.clear();
-  for (size_t i = 0; i < kMaxClaims; ++i)
-    in.claims.push_back({std::string(kMaxResourceBytes - 2, 'r') + std::to_string(10 + i), kMaxEpoch});
-  in.subject = std::string(kMaxResourceBytes, 'u');
-  in.target = std::string(kMaxIdBytes, 't');
+  for (size_t i = 0; i < kMaxClaims + 5; ++i)
+    in.claims.push_back({std::string(kMaxResourceBytes + 10, static_cast<char>('a' + i)), UINT64_MAX});
+  in.subject = std::string(kMaxResourceBytes + 10, 'u');
+  in.target = std::string(kMaxIdBytes + 10, 't');
   Bytes b = encode(in);
-  MESSAGE("worst-case clamped frame: " << b.size() << " bytes");
+  MESSAGE("worst-case clamped frame: " << b.size() << " bytes (limit " << kMaxFrameBytes << ")");
   CHECK(b.size() <= kMaxFrameBytes);
-  CHECK(decode_bytes(b) == DecodeError::ok);
+  Frame out;
+  REQUIRE(decode_copy(b, out) == DecodeError::ok);
+  CHECK(out.capabilities.size() == kMaxCapabilities);
+  CHECK(out.claims.size() == kMaxClaims);
+  CHECK(out.capabilities.front().size() == kMaxCapabilityBytes);
+  CHECK(out.claims.front().resource.size() == kMaxResourceBytes);
+  // Whatever was clamped, the result is a fixed point of the codec.
+  CHECK(encode(out) == b);
 }

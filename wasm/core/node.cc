@@ -242,8 +242,10 @@ void Node::on_join(const Event& e, Effects& out) {
     Resource& r = it->second;
     r.name = e.resource;
     r.joined_ms = e.now_ms;
-    // Before taking over with no authority, wait one heartbeat to hear an existing leader.
-    r.leaderless_since_ms = e.now_ms + std::min(config_.heartbeat_ms, config_.suspect_ms);
+    // Broadcast-only has no authority to ask: wait one heartbeat to hear an existing
+    // leader before taking over. The other modes ask their authority at once.
+    double wait = config_.authority == Authority::broadcast ? std::min(config_.heartbeat_ms, config_.suspect_ms) : 0;
+    r.leaderless_since_ms = e.now_ms + wait;
     set_role(r, Role::follower, Reason::startup, e.now_ms);
   }
   it->second.policy = e.policy;
@@ -552,18 +554,19 @@ void Node::steal(Resource& r, Reason why, Effects& out) {
 
 void Node::evaluate_lease(Resource& r, double now, Effects& out) {
   if (!ensure_eligible(r, now, out)) return;
-  if (r.lease_op != LeaseOp::none) return;  // the transaction's result re-evaluates
   if (r.role == Role::leader) {
+    // Checked even while a renewal is in flight: a hung transaction must not extend
+    // a term past the lease it was granted.
     if (now >= r.lease_valid_until_ms) {
       step_down(r, Reason::lease_expired, now, out);
-    } else if (now >= r.renew_ms) {
-      start_lease(r, LeaseOp::renew, now, out);
-    } else {
-      r.wake_ms = std::min(r.wake_ms, std::min(r.renew_ms, r.lease_valid_until_ms));
+      return;
     }
+    if (r.lease_op == LeaseOp::none && now >= r.renew_ms) start_lease(r, LeaseOp::renew, now, out);
+    double next = r.lease_op == LeaseOp::none ? std::min(r.renew_ms, r.lease_valid_until_ms) : r.lease_valid_until_ms;
+    r.wake_ms = std::min(r.wake_ms, next);
     return;
   }
-  if (r.role != Role::follower) return;
+  if (r.role != Role::follower || r.lease_op != LeaseOp::none) return;  // the result re-evaluates
   if (now < r.backoff_until_ms) {
     r.wake_ms = std::min(r.wake_ms, r.backoff_until_ms);
     return;
@@ -573,7 +576,7 @@ void Node::evaluate_lease(Resource& r, double now, Effects& out) {
   // Take over by rank once the known lease runs out; with none known, try (the
   // transaction tells who holds it).
   bool held_by_other = r.lease.present && r.lease.owner != config_.id && lease_expiry(r, r.lease) > now;
-  double base = held_by_other ? lease_expiry(r, r.lease) : std::max(r.joined_ms, r.leaderless_since_ms - std::min(config_.heartbeat_ms, config_.suspect_ms));
+  double base = held_by_other ? lease_expiry(r, r.lease) : r.leaderless_since_ms;
   double due = base + pos * config_.rank_stagger_ms;
   if (now < due) {
     r.wake_ms = std::min(r.wake_ms, due);

@@ -22,11 +22,15 @@ int compare_versions(const std::string& a, const std::string& b) {
     std::string pb = j < b.size() ? b.substr(j, je - j) : "0";
     bool na = !pa.empty() && pa.find_first_not_of("0123456789") == std::string::npos;
     bool nb = !pb.empty() && pb.find_first_not_of("0123456789") == std::string::npos;
+    // As in semver: numeric parts compare as numbers and rank below textual parts,
+    // which compare as text. That keeps the order transitive.
     int c;
     if (na && nb) {
       unsigned long long x = std::strtoull(pa.c_str(), nullptr, 10);
       unsigned long long y = std::strtoull(pb.c_str(), nullptr, 10);
       c = x < y ? -1 : x > y ? 1 : 0;
+    } else if (na != nb) {
+      c = na ? -1 : 1;
     } else {
       c = pa.compare(pb) < 0 ? -1 : pa.compare(pb) > 0 ? 1 : 0;
     }

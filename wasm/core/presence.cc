@@ -1,5 +1,7 @@
 #include "presence.h"
 
+#include <algorithm>
+
 namespace baton {
 
 Presence::Observed Presence::observe(const wire::Frame& f, double now_ms) {
@@ -16,7 +18,9 @@ Presence::Observed Presence::observe(const wire::Frame& f, double now_ms) {
   c.app_version = f.app_version;
   c.start_ms = f.start_ms;
   c.capabilities = f.capabilities;
-  c.tick_seq = f.tick_seq;
+  // Only a sequence above every one seen is progress: a replayed or reordered frame
+  // must not revive a stalled sender.
+  c.tick_seq = is_new ? f.tick_seq : std::max(c.tick_seq, f.tick_seq);
   c.refresh_ms = f.refresh_ms == 0 ? 1 : f.refresh_ms;
   c.last_seen_ms = now_ms;
   if (is_new) return Observed::joined;

@@ -56,6 +56,7 @@ class Reader {
   }
 
   std::string string(size_t limit) {
+    if (!ok()) return {};
     uint64_t n = varint(limit);
     if (!ok()) {
       if (error_ == DecodeError::bad_number) error_ = DecodeError::bad_length;
@@ -105,12 +106,12 @@ std::vector<uint8_t> encode(const Frame& f) {
   put_varint(out, f.generation);
   out.push_back(static_cast<uint8_t>(f.lifecycle));
   put_string(out, f.app_version, kMaxVersionBytes);
-  put_varint(out, f.start_ms);
-  put_varint(out, f.tick_seq);
+  put_varint(out, std::min(f.start_ms, kMaxEpoch));
+  put_varint(out, std::min(f.tick_seq, kMaxEpoch));
   put_varint(out, f.refresh_ms);
   size_t caps = std::min(f.capabilities.size(), kMaxCapabilities);
   put_varint(out, caps);
-  for (size_t i = 0; i < caps; ++i) put_string(out, f.capabilities[i], kMaxResourceBytes);
+  for (size_t i = 0; i < caps; ++i) put_string(out, f.capabilities[i], kMaxCapabilityBytes);
   size_t claims = std::min(f.claims.size(), kMaxClaims);
   put_varint(out, claims);
   for (size_t i = 0; i < claims; ++i) {
@@ -144,10 +145,12 @@ DecodeError decode(const uint8_t* data, size_t size, Frame& out) {
   out.start_ms = r.varint(kMaxEpoch);
   out.tick_seq = r.varint(kMaxEpoch);
   out.refresh_ms = static_cast<uint32_t>(r.varint(UINT32_MAX));
+  if (!r.ok()) return r.error();
   uint64_t caps = r.varint(kMaxCapabilities);
   if (r.error() == DecodeError::bad_number) return DecodeError::too_many;
   out.capabilities.clear();
-  for (uint64_t i = 0; i < caps && r.ok(); ++i) out.capabilities.push_back(r.string(kMaxResourceBytes));
+  for (uint64_t i = 0; i < caps && r.ok(); ++i) out.capabilities.push_back(r.string(kMaxCapabilityBytes));
+  if (!r.ok()) return r.error();
   uint64_t claims = r.varint(kMaxClaims);
   if (r.error() == DecodeError::bad_number) return DecodeError::too_many;
   out.claims.clear();

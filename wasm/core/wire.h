@@ -19,12 +19,15 @@ namespace baton::wire {
 
 constexpr uint8_t kMagic = 0xBA;
 constexpr uint8_t kProtocolVersion = 1;
+// The limits are chosen so that the largest frame the encoder can emit (964 bytes)
+// fits kMaxFrameBytes; the glue rejects longer names with a TypeError up front.
 constexpr size_t kMaxFrameBytes = 1024;
 constexpr size_t kMaxIdBytes = 64;
-constexpr size_t kMaxResourceBytes = 64;
+constexpr size_t kMaxResourceBytes = 48;
+constexpr size_t kMaxCapabilityBytes = 32;
 constexpr size_t kMaxVersionBytes = 32;
-constexpr size_t kMaxCapabilities = 16;
-constexpr size_t kMaxClaims = 16;
+constexpr size_t kMaxCapabilities = 8;
+constexpr size_t kMaxClaims = 8;
 
 enum class Kind : uint8_t {
   hello = 1,             // a new tab: everyone answers with presence

@@ -1,0 +1,87 @@
+/**
+ * The awaforge `leaderElection` module's API on top of Baton:
+ * `leaderElection.create({channel, id, heartbeatMs, takeoverMs, _forceFallback})` and
+ * `leaderElection.support()`. `takeoverMs` is the core's suspect timeout;
+ * `_forceFallback: true` forces the broadcast-only authority (for tests).
+ *
+ * @module tab-baton/compat/awaforge
+ */
+import { randomId, resolveEnv, supportOf } from '../env.js';
+import { booleanOption, envOption, numberOption, optionsObject, stringOption } from '../options.js';
+import { singleElection } from './shared.js';
+import { reportError } from '../errors.js';
+
+const CREATE_OPTIONS = ['channel', 'id', 'heartbeatMs', 'takeoverMs', '_forceFallback', 'env'];
+
+/**
+ * @param {object} opts
+ * @returns {object} the Election (see index.d.ts)
+ */
+function create(opts) {
+  const where = 'leaderElection.create';
+  const o = optionsObject(where, 'opts', opts, CREATE_OPTIONS);
+  const channel = stringOption(where, o, 'channel', { required: true });
+  const id = stringOption(where, o, 'id', { wireName: true }) ?? randomId();
+  const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: 1000, above: 0 });
+  const takeoverMs = numberOption(where, o, 'takeoverMs', { fallback: Math.max(3000, 3 * heartbeatMs), above: heartbeatMs });
+  const forceFallback = booleanOption(where, o, '_forceFallback', false);
+  const env = envOption(where, o);
+
+  const leaderListeners = new Set();
+  const followerListeners = new Set();
+  const call = (listeners) => {
+    for (const fn of [...listeners]) {
+      try {
+        fn();
+      } catch (error) {
+        reportError(error);
+      }
+    }
+  };
+  const { baton, handle } = singleElection({
+    name: channel,
+    id,
+    heartbeatMs,
+    suspectMs: takeoverMs,
+    authority: forceFallback ? 'broadcast' : 'auto',
+    env,
+  });
+  handle.onChange((change) => {
+    if (change.type === 'elected') call(leaderListeners);
+    // Losing leadership, including by dispose() while leading.
+    else if ((change.type === 'deposed' || change.type === 'released') && change.token) call(followerListeners);
+  });
+
+  const subscribe = (listeners, name) => (fn) => {
+    if (typeof fn !== 'function') throw new TypeError(`${name}: "fn" must be a function`);
+    listeners.add(fn);
+    return () => {
+      listeners.delete(fn);
+    };
+  };
+
+  return Object.freeze({
+    id,
+    onLeader: subscribe(leaderListeners, 'onLeader'),
+    onFollower: subscribe(followerListeners, 'onFollower'),
+    isLeader: () => handle.state() === 'leader',
+    /** `{id, since, isMe}` of the known leader, or null (during the first election). */
+    leader() {
+      const info = handle.leader();
+      return info && { id: info.id, since: info.since, isMe: info.isMe };
+    },
+    dispose() {
+      baton.dispose();
+      leaderListeners.clear();
+      followerListeners.clear();
+    },
+  });
+}
+
+/** `{webLocks, broadcastChannel}`: whether the primary strategy (Web Locks) is available. */
+function support() {
+  const { webLocks, broadcastChannel } = supportOf(resolveEnv());
+  return { webLocks, broadcastChannel };
+}
+
+export const leaderElection = Object.freeze({ create, support });

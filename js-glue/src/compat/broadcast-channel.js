@@ -1,0 +1,166 @@
+/**
+ * broadcast-channel's `createLeaderElection(channel, options)` on top of Baton, so an app
+ * using that library switches by changing its import. The elector has the library's
+ * surface: `awaitLeadership()`, `hasLeader()`, `isLeader`, `isDead`, `die()`,
+ * `onduplicate`, `token`, `broadcastChannel`, `applyOnce()`.
+ *
+ * As in the library, the election is lazy: the elector only observes (knows the leader)
+ * until `awaitLeadership()` or `applyOnce()` is called. Observing is a join whose policy
+ * requires a capability this tab does not have, so the core never lets it compete.
+ * `onduplicate` is called (once per term) when this tab's term ends because another
+ * leader showed up: a newer or conflicting claim, a stolen lock, a lost lease.
+ *
+ * @module tab-baton/compat/broadcast-channel
+ */
+import { batonOf, entryOf } from '../baton.js';
+import { reportError } from '../errors.js';
+import { envOption, numberOption, oneOfOption, optionsObject, stringOption } from '../options.js';
+import { RESOURCE, singleElection } from './shared.js';
+
+const OPTIONS = ['fallbackInterval', 'responseTime', 'heartbeatMs', 'authority', 'env', 'id'];
+/** A capability no tab has: the policy of an elector that only observes. */
+const OBSERVER = 'baton.observe-only';
+const DUPLICATE_REASONS = new Set(['conflict', 'newer-epoch', 'lock-lost', 'lease-lost', 'stalled']);
+/** Channels that already have an elector (as in the library, one per channel). */
+const electors = new WeakSet();
+
+/**
+ * @param {{name: string} | string} channel a BroadcastChannel (this library's, broadcast-channel's
+ *   or the native one: only its `name` is used) or a name
+ * @param {object} [options] fallbackInterval (the suspect timeout, default 3000 ms),
+ *   responseTime (accepted, unused), heartbeatMs, authority, env, id
+ */
+export function createLeaderElection(channel, options) {
+  const where = 'createLeaderElection';
+  const name = typeof channel === 'string' ? channel : channel && typeof channel === 'object' ? channel.name : undefined;
+  if (typeof name !== 'string' || name === '') {
+    throw new TypeError(`${where}: "channel" must be a BroadcastChannel (with a name) or a non-empty string`);
+  }
+  if (typeof channel === 'object') {
+    if (electors.has(channel)) throw new Error('BroadcastChannel already has a leader-elector');
+  }
+  const o = optionsObject(where, 'options', options, OPTIONS, { optional: true });
+  const suspectMs = numberOption(where, o, 'fallbackInterval', { fallback: 3000, above: 0 });
+  numberOption(where, o, 'responseTime', { fallback: undefined, above: 0 });
+  const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: Math.min(1000, suspectMs / 3), above: 0 });
+  if (heartbeatMs >= suspectMs) throw new TypeError(`${where}: option "heartbeatMs" must be less than "fallbackInterval"`);
+  const authority = oneOfOption(where, o, 'authority', ['auto', 'web-locks', 'lease', 'broadcast'], undefined);
+  const id = stringOption(where, o, 'id', { wireName: true });
+  const env = envOption(where, o);
+
+  const { baton, handle } = singleElection({
+    name,
+    id,
+    heartbeatMs,
+    suspectMs,
+    authority,
+    env,
+    eligible: { capability: OBSERVER },
+  });
+  const internals = batonOf(baton);
+  const entry = entryOf(handle);
+
+  let started = false;
+  let dead = false;
+  let diePromise = null;
+  let duplicateHandler = null;
+  let duplicateReported = false;
+  /** Resolvers waiting for this tab to lead. */
+  let awaitingLeadership = null;
+
+  handle.onChange((change) => {
+    if (change.type === 'elected') {
+      duplicateReported = false;
+      awaitingLeadership?.resolve();
+    } else if (change.type === 'deposed' && DUPLICATE_REASONS.has(change.reason) && !duplicateReported) {
+      duplicateReported = true;
+      if (duplicateHandler) {
+        try {
+          duplicateHandler.call(channel);
+        } catch (error) {
+          reportError(error);
+        }
+      }
+    }
+  });
+
+  /** Starts competing: the default policy (any tab, hidden or not). */
+  const start = () => {
+    if (started || dead) return;
+    started = true;
+    internals.setPolicy(entry, { requiredCapability: '', allowHidden: true, preferVisible: false, requiresNetwork: false, newestAppOnly: true });
+  };
+
+  const elector = {
+    broadcastChannel: channel,
+    token: baton.id,
+    get isLeader() {
+      return handle.state() === 'leader';
+    },
+    get isDead() {
+      return dead;
+    },
+    /** True if this or another tab leads now (false while no leader is known). */
+    async hasLeader() {
+      if (dead) return false;
+      if (handle.leader()) return true;
+      // With Web Locks, the lock says it even before the leader's first heartbeat arrives.
+      const locks = internals.env.locks;
+      if (internals.authority !== 'web-locks' || !locks || typeof locks.query !== 'function') return false;
+      const lockName = internals.names.lock(RESOURCE);
+      const snapshot = await locks.query();
+      return (snapshot.held ?? []).some((lock) => lock.name === lockName);
+    },
+    /** Resolves when this tab becomes the leader; never resolves once dead. */
+    awaitLeadership() {
+      if (!awaitingLeadership) {
+        let resolve;
+        const promise = new Promise((r) => {
+          resolve = r;
+        });
+        awaitingLeadership = { promise, resolve };
+        if (handle.state() === 'leader') resolve();
+        start();
+      }
+      return awaitingLeadership.promise;
+    },
+    /** Joins the election if not yet; resolves with whether this tab leads after one heartbeat. */
+    applyOnce() {
+      if (dead) return Promise.resolve(false);
+      start();
+      if (handle.state() === 'leader') return Promise.resolve(true);
+      return new Promise((resolve) => {
+        const stop = handle.onChange((change) => {
+          if (change.type === 'elected' || change.type === 'released') done();
+        });
+        const timer = internals.env.setTimeout(() => done(), heartbeatMs);
+        function done() {
+          stop();
+          internals.env.clearTimeout(timer);
+          resolve(handle.state() === 'leader');
+        }
+      });
+    },
+    /** Leaves the election for good (releases leadership at once). Idempotent. */
+    die() {
+      if (!diePromise) {
+        dead = true;
+        baton.dispose();
+        diePromise = Promise.resolve();
+      }
+      return diePromise;
+    },
+    set onduplicate(fn) {
+      duplicateHandler = typeof fn === 'function' ? fn : null;
+    },
+    get onduplicate() {
+      return duplicateHandler;
+    },
+  };
+  if (typeof channel === 'object') {
+    electors.add(channel);
+    // broadcast-channel runs these before it closes the channel: its elector dies with it.
+    if (Array.isArray(channel._befC)) channel._befC.push(() => elector.die());
+  }
+  return elector;
+}

@@ -1,0 +1,56 @@
+/**
+ * A fence for the receiver of guarded effects (a worker, a store, a server written in JS):
+ * it admits an effect only from the newest term it has seen for the resource, so a stale
+ * owner's late write is rejected with STALE_OWNER. The comparison is the core's (C++).
+ *
+ * @module tab-baton/fence
+ */
+import { Core } from './core.js';
+import { staleOwner } from './errors.js';
+
+/** The Fence's own core: never stepped, only its fence is used. */
+const FENCE_CORE = { id: 'fence', appVersion: '0', authority: 2 };
+
+export class Fence {
+  constructor() {
+    /** @private */
+    this.core = new Core(FENCE_CORE);
+  }
+
+  /**
+   * Admits `token` if its epoch is at least the highest seen for its resource (then it
+   * becomes the highest). A term may act many times.
+   * @param {{resource: string, epoch: number}} token
+   * @returns {boolean}
+   */
+  admit(token) {
+    checkToken(token);
+    if (!this.core.raw) throw new Error('tab-baton: Fence used after dispose()');
+    return this.core.fenceAdmit(token.resource, token.epoch);
+  }
+
+  /**
+   * Like `admit`, but throws an Error with `code` 'STALE_OWNER' when the token is stale.
+   * @param {{resource: string, epoch: number}} token
+   */
+  check(token) {
+    if (!this.admit(token)) throw staleOwner(token.resource, token.epoch, this.highest(token.resource));
+  }
+
+  /** @returns {number} the highest epoch admitted for `resource` (0: none). */
+  highest(resource) {
+    if (typeof resource !== 'string') throw new TypeError('Fence.highest: "resource" must be a string');
+    return this.core.fenceHighest(resource);
+  }
+
+  /** Frees the fence's memory now (otherwise when it is garbage-collected). Idempotent. */
+  dispose() {
+    this.core.dispose();
+  }
+}
+
+function checkToken(token) {
+  if (!token || typeof token !== 'object') throw new TypeError('Fence: "token" must be an object {resource, epoch}');
+  if (typeof token.resource !== 'string' || token.resource === '') throw new TypeError('Fence: "token.resource" must be a non-empty string');
+  if (!Number.isSafeInteger(token.epoch) || token.epoch < 0) throw new TypeError('Fence: "token.epoch" must be a non-negative integer');
+}

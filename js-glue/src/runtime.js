@@ -1,0 +1,298 @@
+/**
+ * One tab's engine for one generation: owns one Core, feeds it events, executes its
+ * effects, and keeps ONE timer, set from the core's next deadline.
+ *
+ * Stepping is never re-entrant. Events go into a queue; `pump()` steps them one at a
+ * time, copies each step's effects out and executes them. Effects that answer at once
+ * (a synchronous epoch allocation) queue their event, which is stepped next. Leadership
+ * notices (elected, deposed, leader changed) are delivered to the app only once the queue
+ * is empty, so app callbacks see a settled state and may call back into Baton freely.
+ *
+ * A page restored from the bfcache gets a new Runtime with the next generation; the old
+ * one is disposed in `pagehide`.
+ *
+ * @module tab-baton/runtime
+ */
+import { Core } from './core.js';
+import { Channel } from './channel.js';
+import { WebLocks } from './web-locks.js';
+import { EpochStore } from './epoch-store.js';
+import { LeaseAuthority } from './lease.js';
+import { reportError } from './errors.js';
+
+const AUTHORITY_CODE = { 'web-locks': 0, lease: 1, broadcast: 2 };
+/** setTimeout's longest delay; a later deadline just wakes up once more. */
+const MAX_DELAY = 2 ** 31 - 1;
+
+export class Runtime {
+  /**
+   * @param {object} deps
+   * @param {object} deps.config id, appVersion, capabilities, heartbeatMs, suspectMs, leaseMs, seed
+   * @param {number} deps.generation
+   * @param {'web-locks'|'lease'|'broadcast'} deps.authority
+   * @param {import('./env.js').Env} deps.env
+   * @param {ReturnType<import('./env.js').namesFor>} deps.names
+   * @param {import('./idb.js').Database | null} deps.database
+   * @param {Record<string, number>} deps.counters glue counters, shared across generations
+   * @param {(effect: import('./core.js').Effect) => void} deps.notify elected/deposed/leader-changed
+   * @param {'active'|'hidden'|'frozen'|'restored'} deps.lifecycle the state to start in
+   * @param {boolean} deps.online
+   */
+  constructor({ config, generation, authority, env, names, database, counters, notify, lifecycle, online }) {
+    this.env = env;
+    this.counters = counters;
+    this.notify = notify;
+    this.generation = generation;
+    /** @type {Array<(core: Core, now: number) => import('./core.js').Effect[]>} */
+    this.queue = [];
+    /** @type {import('./core.js').Effect[]} */
+    this.notices = [];
+    this.pumping = false;
+    this.timer = null;
+    this.timerAt = Infinity;
+    this.timersFrozen = false;
+    this.disposing = false;
+    this.closed = false;
+    /** Storage operations in flight; the core lives until they have reported. */
+    this.inFlight = 0;
+    /** Resolves once the core has been freed (after dispose and the last storage report). */
+    this.retired = new Promise((resolve) => {
+      this.retire = resolve;
+    });
+
+    this.core = new Core({
+      id: config.id,
+      generation,
+      appVersion: config.appVersion,
+      capabilities: config.capabilities,
+      authority: AUTHORITY_CODE[authority],
+      heartbeatMs: config.heartbeatMs,
+      suspectMs: config.suspectMs,
+      leaseMs: config.leaseMs,
+      startMs: env.startMs,
+      seed: (config.seed + generation) >>> 0,
+    });
+    this.channel = env.BroadcastChannel
+      ? new Channel(env.BroadcastChannel, names.channel, (bytes) => this.step((core, now) => core.message(now, bytes)), counters)
+      : null;
+    const report = (kind, resource) => this.step((core, now) => core.resourceEvent(kind, now, resource));
+    this.locks = env.locks ? new WebLocks(env.locks, names.lock, report, counters) : null;
+    this.epochs = new EpochStore({ localStorage: env.localStorage, database, key: names.epochKey, counters });
+    this.lease = database
+      ? new LeaseAuthority({
+          database,
+          key: names.leaseKey,
+          decide: (resource, record) => this.core.leaseDecide(resource, record, env.now()),
+          committed: (resource, record) => this.step((core, now) => core.leaseResult(now, resource, record)),
+          failed: (resource) => report('lease_failed', resource),
+          counters,
+        })
+      : null;
+
+    if (lifecycle !== 'active') this.step((core, now) => core.lifecycle(now, lifecycle));
+    if (!online) this.step((core, now) => core.plainEvent('offline', now));
+  }
+
+  // ------------------------------------------------------------------ events in
+
+  /**
+   * Queues one core step and runs the queue unless it is already running.
+   * @param {(core: Core, now: number) => import('./core.js').Effect[]} event
+   */
+  step(event) {
+    if (this.closed) return;
+    this.queue.push(event);
+    this.pump();
+  }
+
+  join(resource, policy) {
+    this.step((core, now) => core.join(now, resource, policy));
+  }
+
+  /** @param {'leave'|'abdicate'|'force_election'} kind */
+  resourceEvent(kind, resource) {
+    this.step((core, now) => core.resourceEvent(kind, now, resource));
+  }
+
+  /** @param {'active'|'hidden'|'frozen'|'restored'|'closing'} state */
+  lifecycle(state) {
+    this.step((core, now) => core.lifecycle(now, state));
+  }
+
+  network(online) {
+    this.step((core, now) => core.plainEvent(online ? 'online' : 'offline', now));
+  }
+
+  /**
+   * Test hook: stops (true) or restarts (false) this tab's timer, as freezing a page does.
+   * Messages are still handled meanwhile, as in a frozen Chromium tab.
+   */
+  freezeTimers(frozen) {
+    this.timersFrozen = frozen;
+    if (frozen) this.disarm();
+    else this.arm();
+  }
+
+  /**
+   * Leaves gracefully: the core steps down everywhere, releases its locks and lease and
+   * says goodbye; then the channel closes and the timer stops. Idempotent. Safe to call
+   * from an app callback (the teardown waits for the running step to finish).
+   */
+  dispose() {
+    if (this.disposing || this.closed) return;
+    this.disposing = true;
+    this.step((core, now) => core.plainEvent('dispose', now));
+  }
+
+  // ------------------------------------------------------------------ the loop
+
+  pump() {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      for (;;) {
+        if (this.queue.length > 0) {
+          const event = this.queue.shift();
+          const effects = event(this.core, this.env.now());
+          for (const effect of effects) this.execute(effect);
+        } else if (this.notices.length > 0) {
+          this.deliver(this.notices.shift());
+        } else {
+          break;
+        }
+      }
+    } finally {
+      this.pumping = false;
+    }
+    if (this.disposing && !this.closed) this.close();
+    else this.arm();
+  }
+
+  /** Turns one effect into a browser call (or, for leadership changes, a notice). */
+  execute(effect) {
+    const { resource } = effect;
+    switch (effect.kind) {
+      case 'broadcast':
+        if (this.channel) this.channel.post(effect.bytes);
+        else this.counters.framesUnsent += 1;
+        break;
+      case 'lock-request':
+        if (this.locks) this.locks.request(resource, effect.mode);
+        else this.step((core, now) => core.resourceEvent('lock_unavailable', now, resource));
+        break;
+      case 'lock-release':
+        this.locks?.release(resource);
+        break;
+      case 'allocate-epoch':
+        this.inFlight += 1;
+        this.epochs.allocate(resource, effect.floor, (epoch, durable) => {
+          this.settled();
+          this.step((core, now) => core.epochAllocated(now, resource, epoch, durable));
+        });
+        break;
+      case 'lease-try':
+        if (!this.lease) {
+          this.step((core, now) => core.resourceEvent('lease_failed', now, resource));
+          break;
+        }
+        this.inFlight += 1;
+        this.lease.run(resource).finally(() => this.settled());
+        break;
+      default:
+        this.notices.push(effect);
+    }
+  }
+
+  /** Hands a leadership change to the app; a throwing listener must not stop the engine. */
+  deliver(effect) {
+    try {
+      this.notify(effect);
+    } catch (error) {
+      this.counters.listenerErrors += 1;
+      reportError(error);
+    }
+  }
+
+  // ------------------------------------------------------------------ the timer
+
+  /** Sets the one timer to the core's next deadline (or clears it when there is none). */
+  arm() {
+    if (this.closed || this.timersFrozen) return;
+    const at = this.core.nextDeadline();
+    if (at === this.timerAt && this.timer !== null) return;
+    this.disarm();
+    if (at === Infinity) return;
+    const delay = Math.min(MAX_DELAY, Math.max(0, Math.ceil(at - this.env.now())));
+    this.timerAt = at;
+    this.timer = this.env.setTimeout(() => {
+      this.timer = null;
+      this.timerAt = Infinity;
+      this.counters.timerFires += 1;
+      this.step((core, now) => core.tick(now));
+    }, delay);
+  }
+
+  disarm() {
+    if (this.timer !== null) this.env.clearTimeout(this.timer);
+    this.timer = null;
+    this.timerAt = Infinity;
+  }
+
+  // ------------------------------------------------------------------ teardown
+
+  /** After the dispose step: stop listening, release what is left, free the core. */
+  close() {
+    this.closed = true;
+    this.queue.length = 0;
+    this.disarm();
+    this.channel?.close();
+    this.locks?.dispose();
+    this.final = { metrics: this.core.metrics(), log: this.core.log(), authority: this.core.authority(), degraded: this.core.degraded() };
+    if (this.inFlight === 0) this.free();
+  }
+
+  free() {
+    this.core.dispose();
+    this.retire();
+  }
+
+  /** One storage operation reported; a closed runtime frees its core after the last one. */
+  settled() {
+    this.inFlight -= 1;
+    if (this.closed && this.inFlight === 0) this.free();
+  }
+
+  // ------------------------------------------------------------------ queries
+
+  view(resource) {
+    return this.closed ? null : this.core.view(resource);
+  }
+
+  presence() {
+    return this.closed ? [] : this.core.presence(this.env.now());
+  }
+
+  metrics() {
+    return this.closed ? this.final.metrics : this.core.metrics();
+  }
+
+  log() {
+    return this.closed ? this.final.log : this.core.log();
+  }
+
+  authority() {
+    return this.closed ? this.final.authority : this.core.authority();
+  }
+
+  degraded() {
+    return this.closed ? this.final.degraded : this.core.degraded();
+  }
+
+  fenceAdmit(resource, epoch) {
+    return !this.closed && this.core.fenceAdmit(resource, epoch);
+  }
+
+  fenceHighest(resource) {
+    return this.closed ? 0 : this.core.fenceHighest(resource);
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * Test hooks on `globalThis.__baton` (with the `testHooks: true` option), so end-to-end
+ * tests can look inside a tab and drive it: presence, a resource's state, a forced
+ * election, and a simulated freeze (lifecycle `frozen` and the tab's timer stopped, while
+ * messages are still handled, as in a frozen Chromium tab) and restore.
+ *
+ * The last Baton created with hooks owns `__baton`; disposing it removes them.
+ *
+ * @module tab-baton/test-hooks
+ */
+
+export function installTestHooks(baton) {
+  const hooks = Object.freeze({
+    id: baton.config.id,
+    presenceSnapshot: () => baton.presence(),
+    leadershipState(resource) {
+      if (baton.disposed) return null;
+      const view = baton.runtime.view(resource);
+      const entry = baton.entries.get(resource);
+      if (!view) return null;
+      return { ...view, state: entry ? entry.state() : view.role, token: entry ? entry.handle.token() : null };
+    },
+    forceElection(resource) {
+      if (!baton.disposed && !baton.suspended) baton.runtime.resourceEvent('force_election', resource);
+    },
+    /** `{event: false}`: stop the timer only, as when a page is frozen or throttled without a `freeze` event. */
+    simulateFreeze({ event = true } = {}) {
+      if (baton.disposed || baton.suspended) return;
+      if (event) baton.onLifecycle('frozen');
+      baton.runtime.freezeTimers(true);
+    },
+    simulateRestore() {
+      if (baton.disposed || baton.suspended) return;
+      baton.runtime.freezeTimers(false);
+      baton.onLifecycle('restored');
+    },
+  });
+  globalThis.__baton = hooks;
+  return {
+    remove() {
+      if (globalThis.__baton === hooks) delete globalThis.__baton;
+    },
+  };
+}
