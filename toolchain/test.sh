@@ -20,6 +20,11 @@ cmake --preset sanitize >/dev/null
 cmake --build --preset sanitize
 ctest --preset sanitize
 
+step "core: libFuzzer short runs (wire decoder, event sequences)"
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz --target fuzz_wire fuzz_node
+ctest --preset fuzz
+
 step "package: WebAssembly core and tab-baton bundle"
 ./toolchain/build.sh
 

@@ -224,12 +224,14 @@ export class Runtime {
     if (at === Infinity) return;
     const delay = Math.min(MAX_DELAY, Math.max(0, Math.ceil(at - this.env.now())));
     this.timerAt = at;
-    this.timer = this.env.setTimeout(() => {
+    const timer = this.env.setTimeout(() => {
+      if (this.timer !== timer) return; // cleared, but the environment fired it anyway
       this.timer = null;
       this.timerAt = Infinity;
       this.counters.timerFires += 1;
       this.step((core, now) => core.tick(now));
     }, delay);
+    this.timer = timer;
   }
 
   disarm() {

@@ -393,3 +393,10 @@ TEST_CASE("policy: ranks_before is a strict total order every tab computes the s
   CHECK(best->lifecycle == Lifecycle::active);
   CHECK(rank_score(best->view(), "feed", now) == 150);
 }
+
+TEST_CASE("policy: a pre-release ranks below its release") {
+  CHECK(compare_versions("2.0.0-rc.1", "2.0.0") < 0);
+  CHECK(compare_versions("2.0.0", "2.0.0-rc.1") > 0);
+  CHECK(compare_versions("2.0.0-rc.2", "2.0.0-rc.10") < 0);
+  CHECK(compare_versions("2.0.0-rc.1", "1.9.9") > 0);
+}

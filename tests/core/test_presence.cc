@@ -330,3 +330,12 @@ TEST_CASE("presence: shift moves stored times after the clock went backwards") {
   p.shift(1000);
   CHECK(p.find("a")->last_progress_ms == 41'000);
 }
+
+TEST_CASE("presence: an announced refresh interval is capped") {
+  Presence p(60000);
+  wire::Frame f = frame("a", 1);
+  f.refresh_ms = UINT32_MAX;
+  p.observe(f, 0);
+  CHECK(p.find("a")->refresh_ms == 60000);
+  CHECK(Presence::liveness(*p.find("a"), 6 * 60000 + 1) == Liveness::removed);
+}

@@ -570,6 +570,24 @@ TEST_CASE("wire: a number over its limit is reported as bad_number") {
   }
 }
 
+// At shift 63 only the lowest payload bit of the 10th byte fits: 9 x 0x80 + 0x02 (the
+// value 2^64) must not wrap to 0. An overlong encoding (a trailing zero group) is
+// rejected too, so every number has one encoding.
+TEST_CASE("wire: a varint whose value does not fit 64 bits is rejected") {
+  Bytes wraps_to_zero = run(0x80, 9);
+  wraps_to_zero.push_back(0x02);
+  Raw r;
+  r.tick_seq = V::raw(wraps_to_zero);
+  Frame f;
+  DecodeError e = decode_copy(build(r), f);
+  CAPTURE(std::string(to_string(e)));
+  CAPTURE(f.tick_seq);
+  CHECK(e == DecodeError::bad_number);
+  Raw overlong;
+  overlong.tick_seq = V::raw(Bytes{0x85, 0x00});
+  CHECK(decode_bytes(build(overlong)) == DecodeError::bad_number);
+}
+
 TEST_CASE("wire: trailing bytes") {
   for (Kind k : kAllKinds) {
     Bytes b = encode(full_frame(k));

@@ -12,6 +12,7 @@ constexpr uint64_t kPlausibleEpoch = uint64_t{1} << 40;
 constexpr uint64_t kMaxEpochJump = uint64_t{1} << 20;
 // Consecutive lease transaction failures before the lease is given up for broadcast-only.
 constexpr uint32_t kLeaseFailuresBeforeFallback = 3;
+constexpr double kMaxRefreshHeartbeats = 60;
 
 bool same_record(const LeaseRecord& a, const LeaseRecord& b) {
   return a.present == b.present && a.owner == b.owner && a.generation == b.generation && a.epoch == b.epoch &&
@@ -28,7 +29,9 @@ Effect make(EffectKind kind, const std::string& resource, LockMode mode = LockMo
 
 }  // namespace
 
-Node::Node(Config config) : config_(std::move(config)), rng_(config_.seed) {}
+// Followers announce at most 60 heartbeats between refreshes (see refresh_ms()).
+Node::Node(Config config)
+    : config_(std::move(config)), rng_(config_.seed), presence_(config_.heartbeat_ms * kMaxRefreshHeartbeats) {}
 
 // ---------------------------------------------------------------------------------------
 // The entry point.
@@ -276,9 +279,7 @@ void Node::on_lock_granted(Resource& r, double now, Effects& out) {
   r.lock = LockState::held;
   set_role(r, Role::candidate, r.stealing ? Reason::steal : Reason::lock_granted, now);
   r.stealing = false;
-  Effect alloc = make(EffectKind::allocate_epoch, r.name);
-  alloc.epoch = r.max_epoch;
-  out.push_back(std::move(alloc));
+  request_epoch(r, out);
 }
 
 void Node::on_lock_lost(Resource& r, double now, Effects& out) {
@@ -291,7 +292,17 @@ void Node::on_lock_lost(Resource& r, double now, Effects& out) {
   trigger(r, now);
 }
 
+// Asks the durable counter for the next epoch above every term seen.
+void Node::request_epoch(Resource& r, Effects& out) {
+  Effect alloc = make(EffectKind::allocate_epoch, r.name);
+  alloc.epoch = r.max_epoch;
+  out.push_back(std::move(alloc));
+  r.allocating = true;
+}
+
 void Node::on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double now, Effects& out) {
+  if (!r.allocating) return;  // nothing was asked: not an answer to us
+  r.allocating = false;
   if (r.role != Role::candidate) return;  // the attempt ended meanwhile
   if (!durable) {
     degraded_ = true;
@@ -300,9 +311,7 @@ void Node::on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double 
   if (durable && epoch <= r.max_epoch) {
     // A newer term was seen while the counter answered: allocate again above it, so
     // that every epoch still comes from the durable counter and none is issued twice.
-    Effect again = make(EffectKind::allocate_epoch, r.name);
-    again.epoch = r.max_epoch;
-    out.push_back(std::move(again));
+    request_epoch(r, out);
     return;
   }
   // Degraded (no durable counter): the best we can do is above every term seen.
@@ -334,7 +343,7 @@ void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effe
   }
   if (op == LeaseOp::release || r.role == Role::stepping_down) {
     set_role(r, Role::follower, r.reason, now);
-  } else if (mine) {
+  } else if (mine && op != LeaseOp::none) {
     r.lease_valid_until_ms = r.lease_started_ms + config_.lease_ms * 5 / 6;
     r.renew_ms = r.lease_started_ms + config_.lease_ms / 3;
     if (r.role != Role::leader) {
@@ -618,9 +627,7 @@ void Node::evaluate_broadcast(Resource& r, double now, Effects& out) {
   }
   set_role(r, Role::candidate, r.named_successor ? Reason::leader_goodbye : Reason::takeover, now);
   r.named_successor = false;
-  Effect alloc = make(EffectKind::allocate_epoch, r.name);
-  alloc.epoch = r.max_epoch;
-  out.push_back(std::move(alloc));
+  request_epoch(r, out);
 }
 
 LeaseRecord Node::lease_decide(const std::string& resource, const LeaseRecord& current, double now) {
@@ -869,7 +876,7 @@ void Node::send_heartbeat(double now, Effects& out) {
 double Node::refresh_ms() const {
   if (leads_anything()) return config_.heartbeat_ms;
   double tabs = static_cast<double>(presence_.size() + 1);
-  return config_.heartbeat_ms * std::min(60.0, tabs);
+  return config_.heartbeat_ms * std::min(kMaxRefreshHeartbeats, tabs);
 }
 
 bool Node::leads_anything() const {

@@ -179,6 +179,7 @@ class Node {
     double queued_ms = 0;
     double abdicate_asked_ms = -1;   // when we asked a silent leader to abdicate
     bool stealing = false;           // a steal request is in flight
+    bool allocating = false;         // an allocate_epoch effect awaits its answer
     // Lease.
     LeaseOp lease_op = LeaseOp::none;
     LeaseRecord lease;               // last record seen
@@ -219,6 +220,7 @@ class Node {
   bool ensure_eligible(Resource& r, double now, Effects& out);
   void steal(Resource& r, Reason why, Effects& out);
   void start_lease(Resource& r, LeaseOp op, double now, Effects& out);
+  void request_epoch(Resource& r, Effects& out);
   void trigger(Resource& r, double now, bool immediate = false);
   void trigger_all(double now);
   void become_leader(Resource& r, uint64_t epoch, Reason why, double now, Effects& out);

@@ -12,7 +12,10 @@ bool has(const std::vector<std::string>& list, const std::string& item) {
 
 }  // namespace
 
-int compare_versions(const std::string& a, const std::string& b) {
+namespace {
+
+// Compares dot-separated parts: numbers as numbers, below text, text as text.
+int compare_parts(const std::string& a, const std::string& b) {
   size_t i = 0, j = 0;
   while (i < a.size() || j < b.size()) {
     size_t ie = a.find('.', i), je = b.find('.', j);
@@ -22,8 +25,8 @@ int compare_versions(const std::string& a, const std::string& b) {
     std::string pb = j < b.size() ? b.substr(j, je - j) : "0";
     bool na = !pa.empty() && pa.find_first_not_of("0123456789") == std::string::npos;
     bool nb = !pb.empty() && pb.find_first_not_of("0123456789") == std::string::npos;
-    // As in semver: numeric parts compare as numbers and rank below textual parts,
-    // which compare as text. That keeps the order transitive.
+    // Numeric parts compare as numbers and rank below textual parts, which compare as
+    // text. That keeps the order transitive.
     int c;
     if (na && nb) {
       unsigned long long x = std::strtoull(pa.c_str(), nullptr, 10);
@@ -39,6 +42,18 @@ int compare_versions(const std::string& a, const std::string& b) {
     j = je + 1;
   }
   return 0;
+}
+
+}  // namespace
+
+// As in semver, a pre-release ("2.0.0-rc.1") ranks below its release ("2.0.0").
+int compare_versions(const std::string& a, const std::string& b) {
+  size_t da = a.find('-'), db = b.find('-');
+  int core = compare_parts(a.substr(0, da), b.substr(0, db));
+  if (core != 0) return core;
+  bool pa = da != std::string::npos, pb = db != std::string::npos;
+  if (pa != pb) return pa ? -1 : 1;
+  return pa ? compare_parts(a.substr(da + 1), b.substr(db + 1)) : 0;
 }
 
 bool is_eligible(const CandidateView& c, const Policy& p, const std::string& resource,

@@ -27,7 +27,8 @@ struct CandidateView {
   bool online;
 };
 
-// Compares dotted numeric versions ("1.10.2" > "1.9"); non-numeric parts compare as text.
+// Compares dotted versions ("1.10.2" > "1.9"): numeric parts as numbers, below textual
+// parts, which compare as text; a pre-release ("2.0.0-rc.1") ranks below its release.
 int compare_versions(const std::string& a, const std::string& b);
 
 bool is_eligible(const CandidateView& c, const Policy& p, const std::string& resource,

@@ -21,7 +21,7 @@ Presence::Observed Presence::observe(const wire::Frame& f, double now_ms) {
   // Only a sequence above every one seen is progress: a replayed or reordered frame
   // must not revive a stalled sender.
   c.tick_seq = is_new ? f.tick_seq : std::max(c.tick_seq, f.tick_seq);
-  c.refresh_ms = f.refresh_ms == 0 ? 1 : f.refresh_ms;
+  c.refresh_ms = static_cast<uint32_t>(std::min<double>(std::max<uint32_t>(f.refresh_ms, 1), max_refresh_ms_));
   c.last_seen_ms = now_ms;
   if (is_new) return Observed::joined;
   return changed ? Observed::changed : Observed::unchanged;

@@ -27,6 +27,10 @@ struct Candidate {
 
 class Presence {
  public:
+  // `max_refresh_ms` caps the refresh interval a sender announces, so that one frame
+  // cannot keep a silent tab "alive" for days.
+  explicit Presence(double max_refresh_ms = 60000) : max_refresh_ms_(max_refresh_ms) {}
+
   enum class Observed : uint8_t { unchanged, joined, changed, stale_generation };
 
   // Records a frame's sender. `changed` means something ranking depends on changed.
@@ -46,6 +50,7 @@ class Presence {
 
  private:
   std::map<std::string, Candidate> candidates_;
+  double max_refresh_ms_;
 };
 
 }  // namespace baton

@@ -20,7 +20,7 @@ class Random {
   // Uniform in [0, 1).
   double unit() { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }
 
-  // Uniform in [0, max_ms].
+  // Uniform in [0, max_ms).
   double jitter(double max_ms) { return max_ms <= 0 ? 0 : unit() * max_ms; }
 
  private:

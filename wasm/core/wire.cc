@@ -45,6 +45,12 @@ class Reader {
     for (int shift = 0; shift < 64; shift += 7) {
       uint8_t b = byte();
       if (!ok()) return 0;
+      // Bits beyond 64 would be lost, and a trailing zero group is an overlong
+      // encoding: both are malformed, so every number has exactly one encoding.
+      if ((shift == 63 && b > 1) || (shift > 0 && b == 0)) {
+        fail(DecodeError::bad_number);
+        return 0;
+      }
       v |= uint64_t{b & 0x7Fu} << shift;
       if ((b & 0x80) == 0) {
         if (v > max) fail(DecodeError::bad_number);

@@ -1,0 +1,134 @@
+// Helpers for the Node tests: simulated tabs over the tab-baton/testing fakes, with timers
+// that a simulated crash or freeze stops (a crashed tab runs no more code), a document and
+// a window to fire lifecycle events at, and polling.
+import assert from 'node:assert/strict';
+import { createBrowser } from 'tab-baton/testing';
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `predicate` every few ms until it is truthy; fails the test after `timeoutMs`. */
+export async function waitFor(predicate, { timeoutMs = 2000, what = String(predicate) } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = predicate();
+    if (value) return value;
+    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(3);
+  }
+}
+
+/**
+ * One simulated tab: `env` is what tab-baton's `env` option takes.
+ * - `crash()`: locks vanish, the channel goes silent, timers stop (no more code runs).
+ * - `freeze()` / `thaw()`: timers stop / resume (late ones fire at thaw); with
+ *   `{deaf: true}` incoming messages are held too.
+ * - `fire(target, type, props)`: dispatches a lifecycle event at 'document' or 'window'.
+ */
+export function openTab(browser, id, { indexedDB, hidden = false } = {}) {
+  const tab = browser.tab(id);
+  const channels = [];
+  const pending = new Map(); // timer -> callback, for thaw
+  const paused = new Map(); // timers that came due while frozen -> callback
+  let state = 'running';
+
+  class CapturingChannel extends tab.BroadcastChannel {
+    constructor(name) {
+      super(name);
+      channels.push(this);
+    }
+  }
+
+  const document = new EventTarget();
+  document.visibilityState = hidden ? 'hidden' : 'visible';
+  const window = new EventTarget();
+
+  const env = {
+    locks: tab.locks,
+    BroadcastChannel: CapturingChannel,
+    localStorage: tab.localStorage,
+    indexedDB,
+    document,
+    addEventListener: (...args) => window.addEventListener(...args),
+    removeEventListener: (...args) => window.removeEventListener(...args),
+    setTimeout(fn, ms) {
+      const timer = setTimeout(() => {
+        pending.delete(timer);
+        if (state === 'running') fn();
+        else if (state === 'frozen') paused.set(timer, fn);
+      }, ms);
+      pending.set(timer, fn);
+      return timer;
+    },
+    clearTimeout(timer) {
+      clearTimeout(timer);
+      pending.delete(timer);
+      paused.delete(timer);
+    },
+  };
+
+  return {
+    id,
+    env,
+    tab,
+    channels,
+    document,
+    window,
+    crash() {
+      state = 'crashed';
+      for (const timer of pending.keys()) clearTimeout(timer);
+      pending.clear();
+      tab.crash();
+    },
+    freeze({ deaf = false } = {}) {
+      state = 'frozen';
+      if (deaf) for (const channel of channels) browser.hub.pause(channel);
+    },
+    thaw() {
+      state = 'running';
+      for (const channel of channels) browser.hub.resume(channel);
+      const due = [...paused.values()];
+      paused.clear();
+      for (const fn of due) fn();
+    },
+    fire(target, type, props = {}) {
+      const event = new Event(type);
+      Object.assign(event, props);
+      (target === 'document' ? document : window).dispatchEvent(event);
+    },
+    setVisibility(visibility) {
+      document.visibilityState = visibility;
+      this.fire('document', 'visibilitychange');
+    },
+  };
+}
+
+/** A browser and `n` tabs named t0, t1, ... */
+export function openTabs(n, options = {}) {
+  const browser = createBrowser();
+  const tabs = Array.from({ length: n }, (_, i) => openTab(browser, `t${i}`, options));
+  return { browser, tabs };
+}
+
+/**
+ * Records leadership over handles: fails the test if two handles ever lead at once
+ * (both past `elected` and before `deposed`/`released`) while both are connected.
+ */
+export function watchLeaders(handles, { ignore = () => false } = {}) {
+  const leading = new Set();
+  const events = [];
+  let overlaps = 0;
+  handles.forEach((handle, index) => {
+    handle.onChange((change) => {
+      events.push({ index, type: change.type, reason: change.reason, epoch: change.token?.epoch, at: Date.now() });
+      if (change.type === 'elected') {
+        for (const other of leading) if (!ignore(other) && !ignore(index)) overlaps += 1;
+        leading.add(index);
+      } else if (change.type === 'deposed' || change.type === 'released') {
+        leading.delete(index);
+      }
+    });
+  });
+  return { events, leading, overlaps: () => overlaps };
+}
+
+export const leaderIndexes = (handles) => handles.flatMap((h, i) => (h.state() === 'leader' ? [i] : []));
