@@ -1,0 +1,98 @@
+// broadcast-channel's LeaderElector API: an app switches by changing the import of
+// `createLeaderElection` (its channels can stay broadcast-channel's).
+import { afterEach, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BroadcastChannel as PubkeyChannel } from 'broadcast-channel';
+import { createLeaderElection } from 'tab-baton';
+import { openTabs, sleep, waitFor } from './helpers/tabs.js';
+
+let electors = [];
+afterEach(async () => {
+  await Promise.all(electors.map((e) => e.die()));
+  electors = [];
+});
+
+function electorsFor(tabs, name, options = {}) {
+  const list = tabs.map((tab) => createLeaderElection(new PubkeyChannel(name, { type: 'simulate' }), { env: tab.env, ...options }));
+  electors.push(...list);
+  return list;
+}
+
+describe('broadcast-channel createLeaderElection', () => {
+  test('the README example: awaitLeadership, hasLeader, die', async () => {
+    const { tabs } = openTabs(3);
+    const elector = electorsFor(tabs, 'foobar');
+    const leaders = [];
+    elector.forEach((e, i) => e.awaitLeadership().then(() => leaders.push(i)));
+    await waitFor(() => leaders.length === 1);
+    await sleep(30);
+    assert.equal(leaders.length, 1);
+    const [first] = leaders;
+    assert.equal(elector[first].isLeader, true);
+    for (const e of elector) assert.equal(await e.hasLeader(), true);
+    assert.equal(typeof elector[first].token, 'string');
+    assert.equal(elector[first].broadcastChannel.name, 'foobar');
+
+    const died = elector[first].die();
+    assert.equal(elector[first].die(), died, 'die() is idempotent');
+    await died;
+    assert.equal(elector[first].isDead, true);
+    assert.equal(elector[first].isLeader, false);
+    assert.equal(await elector[first].hasLeader(), false);
+    await waitFor(() => leaders.length === 2);
+    assert.notEqual(leaders[1], first);
+  });
+
+  test('the election is lazy: no lock is requested before awaitLeadership(), but the leader is known', async () => {
+    const { browser, tabs } = openTabs(2);
+    const [observer, candidate] = electorsFor(tabs, 'lazy');
+    await sleep(30);
+    assert.deepEqual(await browser.locks.query(), { held: [], pending: [] });
+    assert.equal(await observer.hasLeader(), false);
+    await candidate.awaitLeadership();
+    assert.equal(candidate.isLeader, true);
+    assert.equal(await observer.hasLeader(), true, 'hasLeader() of a non-candidate');
+    await waitFor(() => observer.isLeader === false);
+    const { held } = await browser.locks.query();
+    assert.deepEqual(held.map((l) => l.clientId), [tabs[1].id]);
+    assert.equal(await observer.applyOnce(), false, 'applyOnce: the other tab leads');
+  });
+
+  test('closing a broadcast-channel channel kills its elector; one elector per channel', async () => {
+    const { tabs } = openTabs(1);
+    const channel = new PubkeyChannel('closing', { type: 'simulate' });
+    const elector = createLeaderElection(channel, { env: tabs[0].env });
+    electors.push(elector);
+    assert.throws(() => createLeaderElection(channel, { env: tabs[0].env }), /already has a leader-elector/);
+    await elector.awaitLeadership();
+    await channel.close();
+    assert.equal(elector.isDead, true);
+    assert.equal(elector.isLeader, false);
+  });
+
+  test('onduplicate fires when two leaders meet (broadcast-only mode after a partition)', async () => {
+    const { browser, tabs } = openTabs(2);
+    const elector = electorsFor(tabs, 'dup', { authority: 'broadcast', heartbeatMs: 30, fallbackInterval: 120 });
+    const duplicates = [];
+    elector.forEach((e, i) => { e.onduplicate = () => duplicates.push(i); });
+    for (const tab of tabs) for (const ch of tab.channels) browser.hub.pause(ch);
+    elector.forEach((e) => e.awaitLeadership());
+    await waitFor(() => elector.every((e) => e.isLeader), { what: 'both lead while partitioned' });
+    for (const tab of tabs) for (const ch of tab.channels) browser.hub.resume(ch);
+    await waitFor(() => duplicates.length === 1);
+    await waitFor(() => elector.filter((e) => e.isLeader).length === 1);
+    assert.equal(elector[duplicates[0]].isLeader, false, 'the duplicate stepped down');
+  });
+
+  test('a native BroadcastChannel or a name works too; options are checked', async () => {
+    const { tabs } = openTabs(1);
+    const native = new BroadcastChannel('native');
+    const e1 = createLeaderElection(native, { env: tabs[0].env });
+    const e2 = createLeaderElection('by-name', { env: tabs[0].env });
+    electors.push(e1, e2);
+    native.close();
+    assert.throws(() => createLeaderElection({}), (e) => e instanceof TypeError && /"channel"/.test(e.message));
+    assert.throws(() => createLeaderElection('x', { fallbackInterval: 'soon' }), /"fallbackInterval"/);
+    assert.throws(() => createLeaderElection('x', { colour: 1 }), /unknown option "colour"/);
+  });
+});

@@ -1,0 +1,89 @@
+// Bad input: a wrong or missing option throws a TypeError whose message names it.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createBaton, leaderElection, createLeaderElection, requestLeadership } from 'tab-baton';
+import { openTabs } from './helpers/tabs.js';
+
+/** Asserts `fn` throws a TypeError whose message names `option`. */
+function throwsNaming(fn, option) {
+  assert.throws(fn, (error) => {
+    assert.ok(error instanceof TypeError, `TypeError expected, got ${error}`);
+    assert.ok(error.message.includes(`"${option}"`), `message names "${option}": ${error.message}`);
+    return true;
+  });
+}
+
+describe('option validation', () => {
+  const { tabs } = openTabs(1);
+  const env = tabs[0].env;
+
+  test('createBaton', () => {
+    throwsNaming(() => createBaton(), 'options');
+    throwsNaming(() => createBaton({}), 'namespace');
+    throwsNaming(() => createBaton({ namespace: '' }), 'namespace');
+    throwsNaming(() => createBaton({ namespace: 7 }), 'namespace');
+    const ok = { namespace: 'n', env };
+    throwsNaming(() => createBaton({ ...ok, protocolVersion: 1.5 }), 'protocolVersion');
+    throwsNaming(() => createBaton({ ...ok, protocolVersion: '1' }), 'protocolVersion');
+    throwsNaming(() => createBaton({ ...ok, appVersion: 3 }), 'appVersion');
+    throwsNaming(() => createBaton({ ...ok, appVersion: 'x'.repeat(33) }), 'appVersion');
+    throwsNaming(() => createBaton({ ...ok, capabilities: 'ws' }), 'capabilities');
+    throwsNaming(() => createBaton({ ...ok, capabilities: [1] }), 'capabilities');
+    throwsNaming(() => createBaton({ ...ok, id: '' }), 'id');
+    throwsNaming(() => createBaton({ ...ok, id: 'x'.repeat(65) }), 'id');
+    throwsNaming(() => createBaton({ ...ok, heartbeatMs: 0 }), 'heartbeatMs');
+    throwsNaming(() => createBaton({ ...ok, heartbeatMs: Infinity }), 'heartbeatMs');
+    throwsNaming(() => createBaton({ ...ok, heartbeatMs: 1000, suspectMs: 500 }), 'suspectMs');
+    throwsNaming(() => createBaton({ ...ok, leaseMs: -5 }), 'leaseMs');
+    throwsNaming(() => createBaton({ ...ok, authority: 'paxos' }), 'authority');
+    throwsNaming(() => createBaton({ ...ok, authority: 'lease' }), 'authority'); // no indexedDB in this env
+    throwsNaming(() => createBaton({ ...ok, env: 5 }), 'env');
+    throwsNaming(() => createBaton({ ...ok, testHooks: 'yes' }), 'testHooks');
+    throwsNaming(() => createBaton({ ...ok, seed: -1 }), 'seed');
+    throwsNaming(() => createBaton({ ...ok, heartbeatMS: 10 }), 'heartbeatMS'); // a typo is unknown
+  });
+
+  test('baton.lead and the handle', () => {
+    const baton = createBaton({ namespace: 'n', env });
+    try {
+      throwsNaming(() => baton.lead(), 'resource');
+      throwsNaming(() => baton.lead(''), 'resource');
+      throwsNaming(() => baton.lead('r'.repeat(65)), 'resource');
+      throwsNaming(() => baton.lead('ws', 'fast'), 'options');
+      throwsNaming(() => baton.lead('ws', { run: 1 }), 'run');
+      throwsNaming(() => baton.lead('ws', { preferVisible: 1 }), 'preferVisible');
+      throwsNaming(() => baton.lead('ws', { eligible: true }), 'eligible');
+      throwsNaming(() => baton.lead('ws', { eligible: { capability: 3 } }), 'capability');
+      throwsNaming(() => baton.lead('ws', { eligible: { hidden: 'no' } }), 'hidden');
+      throwsNaming(() => baton.lead('ws', { eligible: { network: 0 } }), 'network');
+      throwsNaming(() => baton.lead('ws', { eligible: { newestAppOnly: null } }), 'newestAppOnly');
+      throwsNaming(() => baton.lead('ws', { eligible: { visible: true } }), 'visible');
+      const handle = baton.lead('ws');
+      throwsNaming(() => handle.onChange('x'), 'fn');
+      throwsNaming(() => handle.fenced(), 'fn');
+    } finally {
+      baton.dispose();
+    }
+  });
+
+  test('leaderElection.create (awaforge)', () => {
+    throwsNaming(() => leaderElection.create(), 'opts');
+    throwsNaming(() => leaderElection.create({}), 'channel');
+    throwsNaming(() => leaderElection.create({ channel: 'c', heartbeatMs: -1, env }), 'heartbeatMs');
+    throwsNaming(() => leaderElection.create({ channel: 'c', takeoverMs: 10, env }), 'takeoverMs');
+    throwsNaming(() => leaderElection.create({ channel: 'c', _forceFallback: 'true', env }), '_forceFallback');
+    throwsNaming(() => leaderElection.create({ channel: 'c', id: 42, env }), 'id');
+    const election = leaderElection.create({ channel: 'c', env });
+    throwsNaming(() => election.onLeader(null), 'fn');
+    throwsNaming(() => election.onFollower(), 'fn');
+    election.dispose();
+  });
+
+  test('createLeaderElection and requestLeadership', () => {
+    throwsNaming(() => createLeaderElection(), 'channel');
+    throwsNaming(() => createLeaderElection('c', { responseTime: -1, env }), 'responseTime');
+    throwsNaming(() => requestLeadership(1, () => {}), 'name');
+    throwsNaming(() => requestLeadership('n', () => {}, { authority: 'x', env }), 'authority');
+    throwsNaming(() => requestLeadership('n', () => {}, { onFollower: 1, env }), 'onFollower');
+  });
+});
