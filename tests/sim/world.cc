@@ -30,6 +30,7 @@ void World::schedule_timer(Tab& t) {
   if (deadline == kNever) return;
   // Like setTimeout: a relative delay, unaffected by later wall clock jumps.
   double delay = std::max(0.0, deadline - node_now());
+  if (opt_.trace) std::printf("%10.2f %s timer in %.2f ms\n", clock_ms_, t.id.c_str(), delay);
   Scheduled s{};
   s.at = clock_ms_ + delay + 0.01;
   s.kind = Kind::timer;
@@ -211,8 +212,9 @@ void World::deliver(Tab& t, const Event& in) {
 void World::apply(Tab& t, const std::vector<Effect>& effects) {
   for (const Effect& fx : effects) {
     if (opt_.trace && fx.kind != EffectKind::broadcast) {
-      std::printf("%10.2f %s effect %d %s epoch=%llu %s\n", clock_ms_, t.id.c_str(), static_cast<int>(fx.kind),
-                  fx.resource.c_str(), static_cast<unsigned long long>(fx.epoch), to_string(fx.reason));
+      std::printf("%10.2f %s effect %d %s epoch=%llu mode=%d %s\n", clock_ms_, t.id.c_str(), static_cast<int>(fx.kind),
+                  fx.resource.c_str(), static_cast<unsigned long long>(fx.epoch), static_cast<int>(fx.lock_mode),
+                  to_string(fx.reason));
     }
     switch (fx.kind) {
       case EffectKind::broadcast: broadcast(t, fx.bytes); break;
@@ -447,7 +449,9 @@ void World::random_fault() {
     e.lifecycle = t.visible ? Lifecycle::active : Lifecycle::hidden;
     deliver(t, e);
   } else if (r < 0.88) {  // wall clock jump, backwards or forwards
-    clock_offset_ms_ += (rng_.unit() - 0.5) * 60000;
+    double jump = (rng_.unit() - 0.5) * 60000;
+    clock_offset_ms_ += jump;
+    if (opt_.trace) std::printf("%10.2f clock jumps %.0f ms\n", clock_ms_, jump);
   } else if (r < 0.93 && !running.empty()) {
     Tab& t = *tabs_[pick(running)];
     Event e;
@@ -495,7 +499,13 @@ void World::thaw(Tab& t) {
     e.lifecycle = t.visible ? Lifecycle::active : Lifecycle::hidden;
     deliver(t, e);
   }
-  schedule_timer(t);
+  // The timer that came due while frozen fires right after the thaw.
+  Scheduled timer{};
+  timer.at = clock_ms_ + rng_.unit() * 2;
+  timer.kind = Kind::timer;
+  timer.tab = t.index;
+  timer.token = ++t.timer_token;
+  schedule(timer);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -533,11 +543,14 @@ void World::check(double now) {
   for (const char* res : kResources) {
     bool has_leader = false;
     for (const auto& t : tabs_) {
-      if (t->state != TabState::running) continue;
+      auto key = std::make_pair(t->index, std::string(res));
+      if (t->state != TabState::running) {
+        stale_since_.erase(key);  // a frozen tab cannot act; its window restarts at thaw
+        continue;
+      }
       bool leads = t->node->view(res).role == Role::leader;
       bool authority = leads && holds_authority(*t, res);
       if (authority) has_leader = true;
-      auto key = std::make_pair(t->index, std::string(res));
       if (leads && !authority) {
         auto [it, inserted] = stale_since_.emplace(key, now);
         double window = now - it->second;

@@ -113,6 +113,7 @@ std::vector<Effect> Node::step(const Event& e) {
     case EventKind::dispose: on_dispose(now, out); break;
   }
   if (!disposed_) run_due(now, out);
+  expected_tick_ms_ = next_deadline();
   return out;
 }
 
@@ -148,7 +149,6 @@ void Node::handle_clock(double now) {
   if (!started_) {
     started_ = true;
     last_now_ms_ = now;
-    last_tick_ms_ = now;
     return;
   }
   if (now < last_now_ms_) {
@@ -159,7 +159,7 @@ void Node::handle_clock(double now) {
     auto shift = [delta](double& t) {
       if (t != kNever) t += delta;
     };
-    shift(last_tick_ms_);
+    shift(expected_tick_ms_);
     shift(heartbeat_due_ms_);
     shift(presence_due_ms_);
     presence_.shift(delta);
@@ -187,7 +187,6 @@ void Node::on_tick(double now, Effects& out) {
   (void)out;
   ++metrics_.ticks;
   ++tick_seq_;
-  last_tick_ms_ = now;
   if (presence_.prune(now) > 0) trigger_all(now);
 }
 
@@ -504,6 +503,7 @@ bool Node::ensure_eligible(Resource& r, double now, Effects& out) {
 void Node::evaluate_web_locks(Resource& r, double now, Effects& out) {
   if (!ensure_eligible(r, now, out)) return;
   if (r.role != Role::follower) return;  // leading, or waiting for the epoch
+  if (timers_stalled(now)) return;       // frozen: a handler must not start acquiring
   if (now < r.backoff_until_ms) {
     r.wake_ms = std::min(r.wake_ms, r.backoff_until_ms);
     return;
@@ -576,6 +576,7 @@ void Node::evaluate_lease(Resource& r, double now, Effects& out) {
     return;
   }
   if (r.role != Role::follower || r.lease_op != LeaseOp::none) return;  // the result re-evaluates
+  if (timers_stalled(now)) return;  // frozen: a handler must not start acquiring
   if (now < r.backoff_until_ms) {
     r.wake_ms = std::min(r.wake_ms, r.backoff_until_ms);
     return;
@@ -606,6 +607,7 @@ void Node::start_lease(Resource& r, LeaseOp op, double now, Effects& out) {
 void Node::evaluate_broadcast(Resource& r, double now, Effects& out) {
   if (!ensure_eligible(r, now, out)) return;
   if (r.role != Role::follower) return;
+  if (timers_stalled(now)) return;  // frozen: a handler must not take over
   if (now < r.backoff_until_ms) {
     r.wake_ms = std::min(r.wake_ms, r.backoff_until_ms);
     return;

@@ -7,6 +7,7 @@
 // The glue (browser) or the simulation (tests) turns effects into calls to Web Locks,
 // BroadcastChannel and storage, and reports what happened back as events.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -245,7 +246,12 @@ class Node {
   bool leader_silent(const Resource& r, double now, double limit) const;
   // When a lease record stops being valid, as far as this tab can trust the clock.
   double lease_expiry(const Resource& r, const LeaseRecord& rec) const;
-  bool timers_stalled(double now) const { return now - last_tick_ms_ > config_.suspect_ms; }
+  // True when the tick this node asked for is overdue by more than the suspect timeout
+  // less one heartbeat: its timers are stopped (frozen) or throttled hard. Such a tab
+  // still runs message handlers, and must not take leadership from one.
+  bool timers_stalled(double now) const {
+    return now - expected_tick_ms_ > std::max(config_.suspect_ms - config_.heartbeat_ms, config_.heartbeat_ms);
+  }
 
   // Frames.
   wire::Frame frame(wire::Kind kind) const;
@@ -268,7 +274,7 @@ class Node {
   bool degraded_ = false;
   uint64_t tick_seq_ = 1;
   double last_now_ms_ = 0;
-  double last_tick_ms_ = 0;
+  double expected_tick_ms_ = kNever;  // the deadline reported after the last step
   double heartbeat_due_ms_ = kNever;
   double presence_due_ms_ = 0;
   bool said_hello_ = false;
