@@ -16,6 +16,7 @@ import { watchLifecycle } from './lifecycle.js';
 import { installTestHooks } from './test-hooks.js';
 import { deposed, disposedError, reportError, staleOwner } from './errors.js';
 import {
+  LIMITS,
   booleanOption,
   envOption,
   functionOption,
@@ -24,6 +25,7 @@ import {
   optionsObject,
   stringListOption,
   stringOption,
+  utf8Length,
 } from './options.js';
 
 const BATON_OPTIONS = [
@@ -42,8 +44,6 @@ const BATON_OPTIONS = [
 ];
 const LEAD_OPTIONS = ['eligible', 'preferVisible', 'run'];
 const ELIGIBLE_OPTIONS = ['capability', 'hidden', 'network', 'newestAppOnly'];
-/** The wire format carries at most 16 claims per frame (kMaxClaims). */
-const MAX_RESOURCES = 16;
 /** Transitions kept from earlier generations (bfcache restores). */
 const LOG_HISTORY = 128;
 
@@ -60,12 +60,9 @@ export function createBaton(options) {
   const o = optionsObject(where, 'options', options, BATON_OPTIONS);
   const namespace = stringOption(where, o, 'namespace', { required: true });
   const protocolVersion = numberOption(where, o, 'protocolVersion', { fallback: 1, integer: true });
-  const appVersion = stringOption(where, o, 'appVersion', { fallback: '0' });
-  if (new TextEncoder().encode(appVersion).length > 32) {
-    throw new TypeError(`${where}: option "appVersion" must be at most 32 bytes of UTF-8`);
-  }
-  const capabilities = stringListOption(where, o, 'capabilities');
-  const id = stringOption(where, o, 'id', { wireName: true }) ?? randomId();
+  const appVersion = stringOption(where, o, 'appVersion', { fallback: '0', maxBytes: LIMITS.versionBytes });
+  const capabilities = stringListOption(where, o, 'capabilities', { maxItems: LIMITS.capabilities, maxBytes: LIMITS.capabilityBytes });
+  const id = stringOption(where, o, 'id', { maxBytes: LIMITS.idBytes }) ?? randomId();
   const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: 1000, above: 0 });
   const suspectMs = numberOption(where, o, 'suspectMs', { fallback: 3 * heartbeatMs, above: heartbeatMs });
   const leaseMs = numberOption(where, o, 'leaseMs', { fallback: 5000, above: 0 });
@@ -206,15 +203,17 @@ class Baton {
   lead(resource, options) {
     const where = 'baton.lead';
     if (this.disposed) throw disposedError('baton.lead()');
-    if (typeof resource !== 'string' || resource === '' || new TextEncoder().encode(resource).length > 64) {
-      throw new TypeError(`${where}: "resource" must be a non-empty string of at most 64 bytes (got ${typeof resource === 'string' ? JSON.stringify(resource.slice(0, 40)) : String(resource)})`);
+    if (typeof resource !== 'string' || resource === '' || utf8Length(resource) > LIMITS.resourceBytes) {
+      throw new TypeError(`${where}: "resource" must be a non-empty string of at most ${LIMITS.resourceBytes} bytes of UTF-8 (got ${typeof resource === 'string' ? JSON.stringify(resource.slice(0, 40)) : String(resource)})`);
     }
     const o = optionsObject(where, 'options', options, LEAD_OPTIONS, { optional: true });
     const eligible = optionsObject(where, 'eligible', o.eligible, ELIGIBLE_OPTIONS, { optional: true });
     const policy = policyOf(where, eligible, booleanOption(where, o, 'preferVisible', false));
     const run = functionOption(where, o, 'run');
     if (this.entries.has(resource)) throw new Error(`${where}: this Baton already leads "${resource}"; release() that handle first`);
-    if (this.entries.size >= MAX_RESOURCES) throw new Error(`${where}: at most ${MAX_RESOURCES} resources per Baton`);
+    // A frame carries at most this many claims: a tab leading more would look to its peers
+    // as if it had stepped down from the rest.
+    if (this.entries.size >= LIMITS.claims) throw new Error(`${where}: at most ${LIMITS.claims} resources per Baton`);
     const entry = new Entry(this, resource, policy, run);
     this.entries.set(resource, entry);
     if (!this.suspended) this.runtime.join(resource, policy);
@@ -280,7 +279,7 @@ class Baton {
 /** The core's policy from the `eligible` and `preferVisible` options. */
 function policyOf(where, eligible, preferVisible) {
   return {
-    requiredCapability: stringOption(where, eligible, 'capability', { fallback: '' }),
+    requiredCapability: stringOption(where, eligible, 'capability', { fallback: '', maxBytes: LIMITS.capabilityBytes }),
     allowHidden: booleanOption(where, eligible, 'hidden', true),
     preferVisible,
     requiresNetwork: booleanOption(where, eligible, 'network', false),
@@ -328,7 +327,10 @@ class Entry {
   /** @returns {'follower'|'candidate'|'leader'|'stepping-down'|'released'} */
   state() {
     if (this.released) return 'released';
-    return this.baton.runtime.view(this.resource)?.role ?? 'follower';
+    const role = this.baton.runtime.view(this.resource)?.role ?? 'follower';
+    // Between the core's step and the delivery of its `elected` notice the term has no
+    // token yet: report it as still acquiring, so that state() and token() always agree.
+    return role === 'leader' && !this.token ? 'candidate' : role;
   }
 
   leaderInfo() {

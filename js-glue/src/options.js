@@ -5,8 +5,18 @@
  * @module tab-baton/options
  */
 
-/** Longest id or resource name the wire format carries (kMaxIdBytes, kMaxResourceBytes). */
-export const MAX_NAME_BYTES = 64;
+/**
+ * What the wire format carries (wasm/core/wire.h): longer names would be clamped by the
+ * encoder and misread by peers, so they are rejected here, up front.
+ */
+export const LIMITS = {
+  idBytes: 64, // kMaxIdBytes
+  resourceBytes: 48, // kMaxResourceBytes
+  capabilityBytes: 32, // kMaxCapabilityBytes
+  capabilities: 8, // kMaxCapabilities
+  versionBytes: 32, // kMaxVersionBytes
+  claims: 8, // kMaxClaims: resources one tab can lead at once
+};
 const encoder = new TextEncoder();
 
 function fail(where, name, expected, value) {
@@ -44,15 +54,23 @@ export function optionsObject(where, name, value, known, { optional = false } = 
   return value;
 }
 
-/** A string option; `required` rejects undefined, `name` limits it to a wire-sized, non-empty name. */
-export function stringOption(where, opts, key, { required = false, fallback, wireName = false } = {}) {
+/**
+ * A non-empty string option; `required` rejects undefined, `maxBytes` limits its UTF-8
+ * length (`wireName: true` is short for the resource name limit).
+ */
+export function stringOption(where, opts, key, { required = false, fallback, maxBytes, wireName = false } = {}) {
+  if (wireName && maxBytes === undefined) maxBytes = LIMITS.resourceBytes;
   const value = opts[key];
   if (value === undefined && !required) return fallback;
   if (typeof value !== 'string' || value === '') throw fail(where, key, 'a non-empty string', value);
-  if (wireName && encoder.encode(value).length > MAX_NAME_BYTES) {
-    throw fail(where, key, `at most ${MAX_NAME_BYTES} bytes of UTF-8`, value);
+  if (maxBytes !== undefined && utf8Length(value) > maxBytes) {
+    throw fail(where, key, `at most ${maxBytes} bytes of UTF-8`, value);
   }
   return value;
+}
+
+export function utf8Length(value) {
+  return encoder.encode(value).length;
 }
 
 /** A finite number option within [min, max]; `integer` also requires an integer. */
@@ -94,12 +112,12 @@ export function oneOfOption(where, opts, key, choices, fallback) {
   return value;
 }
 
-/** An array of strings (capabilities). */
-export function stringListOption(where, opts, key, { maxItems = 16 } = {}) {
+/** An array of non-empty strings (capabilities). */
+export function stringListOption(where, opts, key, { maxItems, maxBytes }) {
   const value = opts[key];
   if (value === undefined) return [];
-  if (!Array.isArray(value) || value.length > maxItems || !value.every((v) => typeof v === 'string' && v !== '' && encoder.encode(v).length <= MAX_NAME_BYTES)) {
-    throw fail(where, key, `an array of at most ${maxItems} non-empty strings of at most ${MAX_NAME_BYTES} bytes`, value);
+  if (!Array.isArray(value) || value.length > maxItems || !value.every((v) => typeof v === 'string' && v !== '' && utf8Length(v) <= maxBytes)) {
+    throw fail(where, key, `an array of at most ${maxItems} non-empty strings of at most ${maxBytes} bytes`, value);
   }
   return [...value];
 }

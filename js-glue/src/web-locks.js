@@ -73,10 +73,12 @@ export class WebLocks {
       }
       req.state = 'held';
       req.controller = null;
-      this.report('lock_granted', resource);
-      return new Promise((resolve) => {
+      // The hold must exist before the report: stepping the grant may release it at once.
+      const hold = new Promise((resolve) => {
         req.unlock = resolve;
       });
+      this.report('lock_granted', resource);
+      return hold;
     };
     const rejected = (error) => {
       if (req.aborted || req.done) return; // our own abort, or already accounted for

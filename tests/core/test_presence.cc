@@ -285,12 +285,17 @@ TEST_CASE("presence: prune removes only candidates silent past 6x refresh") {
   CHECK(p.prune(100'000) == 0);
 }
 
-TEST_CASE("presence: a pruned sender that reappears joins again") {
+TEST_CASE("presence: a pruned sender that reappears joins again, alive only with progress") {
   Presence p;
   p.observe(frame("a", 5), 0);
   REQUIRE(p.prune(10'000) == 1);
+  // The same tick sequence: a frozen tab answering a message. Still not alive.
   CHECK(p.observe(frame("a", 5), 10'001) == Observed::joined);
-  CHECK(Presence::liveness(*p.find("a"), 10'001) == Liveness::alive);
+  CHECK(Presence::liveness(*p.find("a"), 10'001) == Liveness::removed);
+  REQUIRE(p.prune(10'002) == 1);
+  // A higher one: its timers run again.
+  CHECK(p.observe(frame("a", 6), 10'003) == Observed::joined);
+  CHECK(Presence::liveness(*p.find("a"), 10'003) == Liveness::alive);
 }
 
 TEST_CASE("presence: remove forgets a sender at once") {

@@ -169,6 +169,30 @@ describe('election (Web Locks authority)', () => {
     await waitFor(() => handles[2].state() === 'leader');
   });
 
+  test('a queued request the core withdraws is aborted silently; re-queued when eligible again', async () => {
+    const { browser, tabs } = openTabs(2);
+    const batons = batonsFor(tabs);
+    const handles = batons.map((b) => b.lead('ws', { eligible: { hidden: false } }));
+    await waitFor(() => handles[0].state() === 'leader');
+    const pendingOf = async (id) => (await browser.locks.query()).pending.filter((l) => l.clientId === id).length;
+    await waitFor(() => batons[1].metrics().lockRequests === 1);
+    assert.equal(await pendingOf('t1'), 1, 't1 queues behind the leader');
+
+    tabs[1].setVisibility('hidden'); // not eligible any more: the core releases the queued request
+    await sleep(30);
+    assert.equal(await pendingOf('t1'), 0, 'the request was withdrawn (AbortSignal)');
+    const glue = batons[1].metrics().glue;
+    assert.equal(glue.lockErrors, 0, 'our own abort is not reported as a failure');
+    assert.equal(glue.locksLost, 0);
+    assert.equal(batons[1].metrics().backoffs, 0);
+
+    tabs[1].setVisibility('visible');
+    await waitFor(() => batons[1].metrics().lockRequests === 2);
+    assert.equal(await pendingOf('t1'), 1);
+    batons[0].dispose();
+    await waitFor(() => handles[1].state() === 'leader');
+  });
+
   test('lifecycle events: freeze steps down at once, resume rejoins; offline with network: true steps down', async () => {
     const { tabs } = openTabs(2);
     const batons = batonsFor(tabs);

@@ -29,6 +29,8 @@ describe('option validation', () => {
     throwsNaming(() => createBaton({ ...ok, appVersion: 'x'.repeat(33) }), 'appVersion');
     throwsNaming(() => createBaton({ ...ok, capabilities: 'ws' }), 'capabilities');
     throwsNaming(() => createBaton({ ...ok, capabilities: [1] }), 'capabilities');
+    throwsNaming(() => createBaton({ ...ok, capabilities: ['c'.repeat(33)] }), 'capabilities');
+    throwsNaming(() => createBaton({ ...ok, capabilities: Array.from({ length: 9 }, (_, i) => `c${i}`) }), 'capabilities');
     throwsNaming(() => createBaton({ ...ok, id: '' }), 'id');
     throwsNaming(() => createBaton({ ...ok, id: 'x'.repeat(65) }), 'id');
     throwsNaming(() => createBaton({ ...ok, heartbeatMs: 0 }), 'heartbeatMs');
@@ -48,17 +50,22 @@ describe('option validation', () => {
     try {
       throwsNaming(() => baton.lead(), 'resource');
       throwsNaming(() => baton.lead(''), 'resource');
-      throwsNaming(() => baton.lead('r'.repeat(65)), 'resource');
+      throwsNaming(() => baton.lead('r'.repeat(49)), 'resource');
+      throwsNaming(() => baton.lead('é'.repeat(25)), 'resource'); // 50 bytes of UTF-8
       throwsNaming(() => baton.lead('ws', 'fast'), 'options');
       throwsNaming(() => baton.lead('ws', { run: 1 }), 'run');
       throwsNaming(() => baton.lead('ws', { preferVisible: 1 }), 'preferVisible');
       throwsNaming(() => baton.lead('ws', { eligible: true }), 'eligible');
       throwsNaming(() => baton.lead('ws', { eligible: { capability: 3 } }), 'capability');
+      throwsNaming(() => baton.lead('ws', { eligible: { capability: 'c'.repeat(33) } }), 'capability');
       throwsNaming(() => baton.lead('ws', { eligible: { hidden: 'no' } }), 'hidden');
       throwsNaming(() => baton.lead('ws', { eligible: { network: 0 } }), 'network');
       throwsNaming(() => baton.lead('ws', { eligible: { newestAppOnly: null } }), 'newestAppOnly');
       throwsNaming(() => baton.lead('ws', { eligible: { visible: true } }), 'visible');
       const handle = baton.lead('ws');
+      baton.lead('r'.repeat(48)); // the longest resource name
+      for (let i = 2; i < 8; i += 1) baton.lead(`r${i}`);
+      assert.throws(() => baton.lead('r9'), /at most 8 resources/);
       throwsNaming(() => handle.onChange('x'), 'fn');
       throwsNaming(() => handle.fenced(), 'fn');
     } finally {

@@ -113,7 +113,10 @@ std::vector<Effect> Node::step(const Event& e) {
     case EventKind::dispose: on_dispose(now, out); break;
   }
   if (!disposed_) run_due(now, out);
-  expected_tick_ms_ = next_deadline();
+  // Only a tick may move the expected tick later: a frozen tab keeps handling
+  // messages, and those steps must not hide that its timers stopped.
+  double deadline = next_deadline();
+  expected_tick_ms_ = e.kind == EventKind::tick ? deadline : std::min(expected_tick_ms_, deadline);
   return out;
 }
 
@@ -353,7 +356,10 @@ void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effe
       step_down(r, Reason::lease_lost, now, out, false);
     } else if (r.role == Role::candidate) {
       set_role(r, Role::follower, Reason::lease_lost, now);
-      if (op == LeaseOp::acquire) fail_acquisition(r, now);
+      // Still the departing leader's record: its release has not committed yet.
+      bool release_pending = r.named_successor && rec.present && rec.owner == r.departed;
+      if (!release_pending) r.named_successor = false;
+      if (op == LeaseOp::acquire && !release_pending) fail_acquisition(r, now);
     }
     if (rec.present && rec.expires_ms > now && rec.owner != config_.id) {
       set_leader(r, rec.owner, rec.epoch, now, out);
@@ -444,7 +450,11 @@ void Node::on_claim(const wire::Frame& f, const wire::Claim& c, double now, Effe
 void Node::on_goodbye(const wire::Frame& f, double now, Effects& out) {
   for (auto& [name, r] : resources_) {
     if (!f.subject.empty() && f.subject != name) continue;
-    if (f.target == config_.id) r.named_successor = true;
+    if (f.target == config_.id) {
+      r.named_successor = true;
+      r.departed = f.sender;
+      r.named_ms = now;
+    }
     if (r.leader == f.sender) clear_leader(r, now, out);
     trigger(r, now, f.target == config_.id);
   }
@@ -581,19 +591,24 @@ void Node::evaluate_lease(Resource& r, double now, Effects& out) {
     r.wake_ms = std::min(r.wake_ms, r.backoff_until_ms);
     return;
   }
+  if (r.named_successor && now - r.named_ms >= config_.suspect_ms) r.named_successor = false;
   int pos = r.named_successor ? 0 : rank_position(r, now, r.leader);
   if (pos < 0) return;
   // Take over by rank once the known lease runs out; with none known, try (the
-  // transaction tells who holds it).
+  // transaction tells who holds it). A successor named in a goodbye does not wait for
+  // the lease its predecessor is giving back: it retries until the release commits.
   bool held_by_other = r.lease.present && r.lease.owner != config_.id && lease_expiry(r, r.lease) > now;
-  double base = held_by_other ? lease_expiry(r, r.lease) : r.leaderless_since_ms;
-  double due = base + pos * config_.rank_stagger_ms;
+  double due;
+  if (r.named_successor) {
+    due = r.lease_started_ms > r.named_ms ? r.lease_started_ms + config_.rank_stagger_ms : now;
+  } else {
+    due = (held_by_other ? lease_expiry(r, r.lease) : r.leaderless_since_ms) + pos * config_.rank_stagger_ms;
+  }
   if (now < due) {
     r.wake_ms = std::min(r.wake_ms, due);
     return;
   }
   set_role(r, Role::candidate, r.named_successor ? Reason::leader_goodbye : Reason::lease_acquired, now);
-  r.named_successor = false;
   start_lease(r, LeaseOp::acquire, now, out);
 }
 
@@ -837,7 +852,7 @@ double Node::lease_expiry(const Resource& r, const LeaseRecord& rec) const {
 bool Node::leader_silent(const Resource& r, double now, double limit) const {
   const Candidate* leader = presence_.find(r.leader);
   double progress = leader ? leader->last_progress_ms : r.leader_since_ms;
-  return now - progress > limit;
+  return now - progress >= limit;  // the same boundary evaluate_broadcast uses
 }
 
 // ---------------------------------------------------------------------------------------

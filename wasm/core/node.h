@@ -170,6 +170,8 @@ class Node {
     double joined_ms = 0;
     bool left = false;             // relinquished; kept only until a lease release commits
     bool named_successor = false;  // the last leader's goodbye named this tab
+    std::string departed;          // that leader, whose lease release may still be committing
+    double named_ms = 0;
     double leaderless_since_ms = 0;
     // Known leader (another tab or this one).
     std::string leader;
@@ -185,7 +187,7 @@ class Node {
     LeaseOp lease_op = LeaseOp::none;
     LeaseRecord lease;               // last record seen
     double lease_seen_ms = 0;        // local time that record was first seen
-    double lease_started_ms = 0;     // when the in-flight try began
+    double lease_started_ms = 0;     // when the in-flight try (or the last one) began
     double lease_valid_until_ms = 0; // own term is safe until then
     double renew_ms = kNever;
     Backoff backoff;

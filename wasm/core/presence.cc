@@ -11,7 +11,19 @@ Presence::Observed Presence::observe(const wire::Frame& f, double now_ms) {
   Candidate& c = candidates_[f.sender];
   bool changed = is_new || c.lifecycle != f.lifecycle || c.app_version != f.app_version ||
                  c.capabilities != f.capabilities;
-  if (is_new || f.tick_seq > c.tick_seq) c.last_progress_ms = now_ms;
+  bool progress = !is_new ? f.tick_seq > c.tick_seq : true;
+  if (is_new) {
+    auto old = forgotten_.find(f.sender);
+    if (old != forgotten_.end()) {
+      if (old->second.generation == f.generation && f.tick_seq <= old->second.tick_seq) {
+        progress = false;
+        c.last_progress_ms = old->second.last_progress_ms;
+        c.tick_seq = old->second.tick_seq;
+      }
+      forgotten_.erase(old);
+    }
+  }
+  if (progress) c.last_progress_ms = now_ms;
   c.id = f.sender;
   c.generation = f.generation;
   c.lifecycle = f.lifecycle;
@@ -20,7 +32,7 @@ Presence::Observed Presence::observe(const wire::Frame& f, double now_ms) {
   c.capabilities = f.capabilities;
   // Only a sequence above every one seen is progress: a replayed or reordered frame
   // must not revive a stalled sender.
-  c.tick_seq = is_new ? f.tick_seq : std::max(c.tick_seq, f.tick_seq);
+  c.tick_seq = progress ? f.tick_seq : std::max(c.tick_seq, f.tick_seq);
   c.refresh_ms = static_cast<uint32_t>(std::min<double>(std::max<uint32_t>(f.refresh_ms, 1), max_refresh_ms_));
   c.last_seen_ms = now_ms;
   if (is_new) return Observed::joined;
@@ -40,6 +52,8 @@ size_t Presence::prune(double now_ms) {
   size_t removed = 0;
   for (auto it = candidates_.begin(); it != candidates_.end();) {
     if (liveness(it->second, now_ms) == Liveness::removed) {
+      if (forgotten_.size() >= kMaxForgotten) forgotten_.erase(forgotten_.begin());
+      forgotten_[it->first] = {it->second.generation, it->second.tick_seq, it->second.last_progress_ms};
       it = candidates_.erase(it);
       ++removed;
     } else {
@@ -54,6 +68,7 @@ void Presence::shift(double delta_ms) {
     c.last_seen_ms += delta_ms;
     c.last_progress_ms += delta_ms;
   }
+  for (auto& [id, f] : forgotten_) f.last_progress_ms += delta_ms;
 }
 
 const Candidate* Presence::find(const std::string& id) const {

@@ -35,7 +35,10 @@ class Presence {
 
   // Records a frame's sender. `changed` means something ranking depends on changed.
   Observed observe(const wire::Frame& f, double now_ms);
-  void remove(const std::string& id) { candidates_.erase(id); }
+  void remove(const std::string& id) {
+    candidates_.erase(id);
+    forgotten_.erase(id);
+  }
   // Drops candidates silent long enough to count as removed; returns how many.
   size_t prune(double now_ms);
   // Shifts stored local times after the clock went backwards.
@@ -49,7 +52,17 @@ class Presence {
   static Liveness liveness(const Candidate& c, double now_ms);
 
  private:
+  // What is remembered of a pruned candidate: if it speaks again without progress (a
+  // frozen tab answering a message), it must not come back as freshly alive.
+  struct Forgotten {
+    uint32_t generation;
+    uint64_t tick_seq;
+    double last_progress_ms;
+  };
+  static constexpr size_t kMaxForgotten = 64;
+
   std::map<std::string, Candidate> candidates_;
+  std::map<std::string, Forgotten> forgotten_;
   double max_refresh_ms_;
 };
 

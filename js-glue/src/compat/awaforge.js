@@ -7,7 +7,7 @@
  * @module tab-baton/compat/awaforge
  */
 import { randomId, resolveEnv, supportOf } from '../env.js';
-import { booleanOption, envOption, numberOption, optionsObject, stringOption } from '../options.js';
+import { LIMITS, booleanOption, envOption, numberOption, optionsObject, stringOption } from '../options.js';
 import { singleElection } from './shared.js';
 import { reportError } from '../errors.js';
 
@@ -21,7 +21,7 @@ function create(opts) {
   const where = 'leaderElection.create';
   const o = optionsObject(where, 'opts', opts, CREATE_OPTIONS);
   const channel = stringOption(where, o, 'channel', { required: true });
-  const id = stringOption(where, o, 'id', { wireName: true }) ?? randomId();
+  const id = stringOption(where, o, 'id', { maxBytes: LIMITS.idBytes }) ?? randomId();
   const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: 1000, above: 0 });
   const takeoverMs = numberOption(where, o, 'takeoverMs', { fallback: Math.max(3000, 3 * heartbeatMs), above: heartbeatMs });
   const forceFallback = booleanOption(where, o, '_forceFallback', false);

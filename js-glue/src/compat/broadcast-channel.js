@@ -14,7 +14,7 @@
  */
 import { batonOf, entryOf } from '../baton.js';
 import { reportError } from '../errors.js';
-import { envOption, numberOption, oneOfOption, optionsObject, stringOption } from '../options.js';
+import { LIMITS, envOption, numberOption, oneOfOption, optionsObject, stringOption } from '../options.js';
 import { RESOURCE, singleElection } from './shared.js';
 
 const OPTIONS = ['fallbackInterval', 'responseTime', 'heartbeatMs', 'authority', 'env', 'id'];
@@ -45,7 +45,7 @@ export function createLeaderElection(channel, options) {
   const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: Math.min(1000, suspectMs / 3), above: 0 });
   if (heartbeatMs >= suspectMs) throw new TypeError(`${where}: option "heartbeatMs" must be less than "fallbackInterval"`);
   const authority = oneOfOption(where, o, 'authority', ['auto', 'web-locks', 'lease', 'broadcast'], undefined);
-  const id = stringOption(where, o, 'id', { wireName: true });
+  const id = stringOption(where, o, 'id', { maxBytes: LIMITS.idBytes });
   const env = envOption(where, o);
 
   const { baton, handle } = singleElection({

@@ -10,7 +10,7 @@ export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function waitFor(predicate, { timeoutMs = 2000, what = String(predicate) } = {}) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = predicate();
+    const value = await predicate();
     if (value) return value;
     if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(3);

@@ -1,0 +1,73 @@
+// Every embind handle the glue creates is released: the emval handle count is back to its
+// baseline after 100 000 messages through the channel (valid frames that make the core
+// answer, garbage, non-binary), the queries, and dispose; and every Core is deleted.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createBaton, __internal } from 'tab-baton';
+import { createBrowser } from 'tab-baton/testing';
+import { openTab, waitFor } from './helpers/tabs.js';
+
+const MESSAGES = 100_000;
+
+test(`no leaked emval handles after ${MESSAGES} messages`, { timeout: 60_000 }, async () => {
+  // Microtask delivery keeps 100 000 messages fast; the order is the same as with tasks.
+  const browser = createBrowser({ schedule: queueMicrotask });
+  const channelName = 'baton/leak/v1';
+
+  // Record real frames of a peer: its hello, presence and leader heartbeats.
+  const frames = [];
+  const sniffer = new browser.BroadcastChannel(channelName);
+  sniffer.onmessage = (event) => frames.push(event.data);
+  const peerTab = openTab(browser, 'peer');
+  const peer = createBaton({ namespace: 'leak', id: 'peer', env: peerTab.env, heartbeatMs: 20 });
+  const peerHandle = peer.lead('ws');
+  await waitFor(() => peerHandle.state() === 'leader' && frames.length >= 4);
+  peer.dispose();
+  sniffer.close();
+  assert.ok(frames.length >= 4 && frames.every((f) => f instanceof Uint8Array));
+
+  const tab = openTab(browser, 'receiver');
+  const baton = createBaton({ namespace: 'leak', id: 'receiver', env: tab.env, heartbeatMs: 20 });
+  const handle = baton.lead('ws');
+  handle.onChange(() => {});
+  await waitFor(() => handle.state() === 'leader');
+  const baseline = __internal.emvalHandles();
+
+  const sender = new browser.BroadcastChannel(channelName);
+  const garbage = new Uint8Array([0xba, 1, 9, 9, 9]);
+  const foreign = new Uint8Array([0xba, 99, 1]);
+  let binary = 0;
+  let notBinary = 0;
+  for (let i = 0; i < MESSAGES; i += 1) {
+    switch (i % 8) {
+      case 0: sender.postMessage(garbage); binary += 1; break;
+      case 1: sender.postMessage(foreign); binary += 1; break;
+      case 2: sender.postMessage({ not: 'bytes' }); notBinary += 1; break;
+      default: sender.postMessage(frames[i % frames.length]); binary += 1; break;
+    }
+    if (i % 5000 === 4999) await new Promise((resolve) => setImmediate(resolve)); // let timers run
+  }
+  await waitFor(() => baton.metrics().framesReceived >= binary, { timeoutMs: 30_000, what: 'every frame handled' });
+  sender.close();
+
+  const metrics = baton.metrics();
+  assert.equal(metrics.framesReceived, binary);
+  assert.equal(metrics.glue.droppedNotBinary, notBinary);
+  assert.ok(metrics.droppedMalformed >= MESSAGES / 8);
+  assert.ok(metrics.droppedForeignVersion >= MESSAGES / 8);
+  assert.ok(metrics.framesSent > 1000, 'the hellos were answered: effects with bytes crossed the boundary');
+
+  // Queries return fresh JS values; none may keep a handle.
+  for (let i = 0; i < 1000; i += 1) {
+    baton.presence();
+    baton.metrics();
+    baton.log();
+    handle.leader();
+    handle.state();
+  }
+  assert.equal(__internal.emvalHandles(), baseline, 'emval handles back to the baseline');
+
+  baton.dispose();
+  await waitFor(() => __internal.liveCores() === 0);
+  assert.equal(__internal.emvalHandles(), baseline);
+});

@@ -1,0 +1,172 @@
+// The authorities without Web Locks: the IndexedDB lease and broadcast only; and the durable
+// epoch counter's backends (localStorage, IndexedDB, none = degraded, reported not thrown).
+import { afterEach, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createBaton } from 'tab-baton';
+import { createBrowser } from 'tab-baton/testing';
+import { createIndexedDB } from './helpers/fake-indexeddb.js';
+import { leaderIndexes, openTab, openTabs, sleep, waitFor, watchLeaders } from './helpers/tabs.js';
+
+const FAST = { heartbeatMs: 40, suspectMs: 150, leaseMs: 300 };
+let open = [];
+afterEach(() => {
+  for (const baton of open) baton.dispose();
+  open = [];
+});
+
+function batonsFor(tabs, options) {
+  const batons = tabs.map((tab) => createBaton({ namespace: 'modes', id: tab.id, env: tab.env, ...FAST, ...options }));
+  open.push(...batons);
+  return batons;
+}
+
+describe('IndexedDB lease authority', () => {
+  test('chosen automatically without Web Locks; one leader; the record is in the store', async () => {
+    const idb = createIndexedDB();
+    const { tabs } = openTabs(3, { indexedDB: idb.indexedDB });
+    for (const tab of tabs) tab.env.locks = undefined; // a browser without navigator.locks
+    const batons = batonsFor(tabs);
+    const handles = batons.map((b) => b.lead('ws'));
+    const watch = watchLeaders(handles);
+    await waitFor(() => leaderIndexes(handles).length === 1);
+    await sleep(4 * FAST.leaseMs); // several renewals
+    const [leader] = leaderIndexes(handles);
+    assert.equal(watch.overlaps(), 0);
+    assert.equal(batons[leader].metrics().mode, 'lease');
+    assert.equal(batons[leader].support().authority, 'lease');
+    const record = idb.peek('baton/modes', 'leases', 'v1/ws');
+    assert.equal(record.owner, tabs[leader].id);
+    assert.equal(record.epoch, handles[leader].token().epoch);
+    assert.ok(record.expiresMs > Date.now(), 'renewed: not expired');
+    assert.ok(batons[leader].metrics().glue.leaseTransactions >= 3);
+  });
+
+  test('hand-over on dispose (lease released) and on crash (lease expires)', async () => {
+    const idb = createIndexedDB();
+    const { tabs } = openTabs(3, { indexedDB: idb.indexedDB });
+    const batons = batonsFor(tabs, { authority: 'lease' });
+    const handles = batons.map((b) => b.lead('ws'));
+    const crashed = new Set(); // a crashed tab's zombie state is not a second leader
+    const watch = watchLeaders(handles, { ignore: (i) => crashed.has(i) });
+    await waitFor(() => leaderIndexes(handles).length === 1);
+    const [first] = leaderIndexes(handles);
+    const epoch1 = handles[first].token().epoch;
+
+    let t0 = Date.now();
+    batons[first].dispose();
+    await waitFor(() => leaderIndexes(handles).length === 1);
+    // The core waits for the lease it last read to expire (see the report): within leaseMs.
+    assert.ok(Date.now() - t0 < FAST.leaseMs + 150, `dispose hand-over took ${Date.now() - t0} ms`);
+    const [second] = leaderIndexes(handles);
+    assert.ok(handles[second].token().epoch > epoch1);
+    await waitFor(() => idb.peek('baton/modes', 'leases', 'v1/ws')?.owner === tabs[second].id);
+
+    t0 = Date.now();
+    crashed.add(second);
+    tabs[second].crash(); // no more renewals
+    const live = handles.filter((_, i) => i !== first && i !== second);
+    await waitFor(() => leaderIndexes(live).length === 1, { timeoutMs: 3000 });
+    assert.ok(Date.now() - t0 < 3 * FAST.leaseMs, `crash hand-over took ${Date.now() - t0} ms`);
+    assert.ok(live[0].token().epoch > handles[second].token().epoch);
+    assert.equal(watch.overlaps(), 0);
+  });
+
+  test('failing transactions: lease_failed, degraded, then broadcast-only (never thrown)', async () => {
+    const idb = createIndexedDB();
+    const { tabs } = openTabs(2, { indexedDB: idb.indexedDB });
+    idb.fail(true);
+    const batons = batonsFor(tabs, { authority: 'lease' });
+    const handles = batons.map((b) => b.lead('ws'));
+    await waitFor(() => batons[0].metrics().mode === 'broadcast', { timeoutMs: 5000, what: 'fallback to broadcast-only' });
+    const metrics = batons[0].metrics();
+    assert.ok(metrics.glue.leaseFailures >= 3);
+    assert.ok(metrics.storageFailures >= 3);
+    assert.equal(metrics.degraded, true);
+    assert.equal(batons[0].support().degraded, true);
+    await waitFor(() => leaderIndexes(handles).length === 1, { timeoutMs: 3000, what: 'a broadcast-only leader' });
+  });
+});
+
+describe('broadcast-only authority', () => {
+  test('hand-over on dispose (named successor, no timeout) and on crash (after suspectMs)', async () => {
+    const { tabs } = openTabs(3);
+    const batons = batonsFor(tabs, { authority: 'broadcast' });
+    const handles = batons.map((b) => b.lead('ws'));
+    await waitFor(() => leaderIndexes(handles).length === 1);
+    await sleep(100);
+    const [first] = leaderIndexes(handles);
+    assert.equal(batons[first].metrics().mode, 'broadcast');
+
+    let t0 = Date.now();
+    batons[first].dispose();
+    await waitFor(() => leaderIndexes(handles).length === 1);
+    assert.ok(Date.now() - t0 < 60, `dispose hand-over took ${Date.now() - t0} ms`);
+    const [second] = leaderIndexes(handles);
+    assert.ok(batons[second].log().some((t) => t.reason === 'leader-goodbye'));
+
+    t0 = Date.now();
+    tabs[second].crash();
+    const live = handles.filter((_, i) => i !== first && i !== second);
+    await waitFor(() => leaderIndexes(live).length === 1, { timeoutMs: 2000 });
+    const elapsed = Date.now() - t0;
+    // Measured from the crashed leader's last progress, so at most suspectMs after the crash.
+    assert.ok(elapsed < FAST.suspectMs + 250, `crash hand-over took ${elapsed} ms`);
+    const third = batons[handles.indexOf(live[0])];
+    assert.deepEqual(third.log().filter((t) => t.at >= t0 && t.to === 'candidate').map((t) => t.reason), ['takeover'], 'one takeover, no retry');
+    assert.ok(live[0].token().epoch > handles[second].token().epoch);
+  });
+});
+
+describe('durable epoch counter', () => {
+  test('localStorage: epochs keep rising across "reloads" (new Batons, same origin)', async () => {
+    const browser = createBrowser();
+    const epochs = [];
+    for (let reload = 0; reload < 3; reload += 1) {
+      const tab = openTab(browser, `reload-${reload}`);
+      const baton = createBaton({ namespace: 'epochs', env: tab.env, ...FAST });
+      const handle = baton.lead('ws');
+      await waitFor(() => handle.state() === 'leader');
+      epochs.push(handle.token().epoch);
+      baton.dispose();
+    }
+    assert.deepEqual(epochs, [1, 2, 3]);
+    assert.equal(browser.localStorage.getItem('baton/epochs/epoch/ws'), '3');
+  });
+
+  test('IndexedDB where localStorage is missing (a worker)', async () => {
+    const idb = createIndexedDB();
+    const browser = createBrowser();
+    const epochs = [];
+    for (let reload = 0; reload < 2; reload += 1) {
+      const tab = openTab(browser, `worker-${reload}`, { indexedDB: idb.indexedDB });
+      tab.env.localStorage = undefined;
+      tab.env.document = undefined; // a dedicated worker has no document
+      const baton = createBaton({ namespace: 'epochs-w', env: tab.env, ...FAST });
+      const handle = baton.lead('ws');
+      await waitFor(() => handle.state() === 'leader');
+      epochs.push(handle.token().epoch);
+      assert.equal(baton.metrics().mode, 'web-locks');
+      assert.equal(baton.metrics().degraded, false);
+      baton.dispose();
+    }
+    assert.deepEqual(epochs, [1, 2]);
+    assert.equal(idb.peek('baton/epochs-w', 'epochs', 'ws'), 2);
+  });
+
+  test('neither works: degraded (max observed + 1), reported in metrics and support, not thrown', async () => {
+    const browser = createBrowser();
+    const tab = openTab(browser, 'blocked');
+    browser.localStorage.fail('SecurityError');
+    const baton = createBaton({ namespace: 'epochs-d', env: tab.env, ...FAST });
+    open.push(baton);
+    const handle = baton.lead('ws');
+    await waitFor(() => handle.state() === 'leader');
+    assert.equal(handle.token().epoch, 1);
+    const metrics = baton.metrics();
+    assert.equal(metrics.degraded, true);
+    assert.equal(metrics.glue.epochsNotDurable, 1);
+    assert.equal(metrics.storageFailures, 1);
+    assert.equal(baton.support().degraded, true);
+    browser.localStorage.fail(false);
+  });
+});

@@ -1,0 +1,82 @@
+// `npm pack` of js-glue gives an installable tarball with the built wasm inside: it is
+// installed into an empty scratch project (offline: the package has no dependencies),
+// imported and run there in plain Node.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const pkgDir = path.join(root, 'js-glue');
+const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+
+const SCRIPT = `
+import { createBaton, leaderElection, requestLeadership, createLeaderElection, Fence } from 'tab-baton';
+import { createBrowser } from 'tab-baton/testing';
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const browser = createBrowser();
+const tabs = ['a', 'b', 'c'].map((id) => browser.tab(id));
+const batons = tabs.map((tab) => createBaton({ namespace: 'scratch', id: tab.id, env: tab, heartbeatMs: 30 }));
+const handles = batons.map((b) => b.lead('job'));
+await sleep(50);
+const first = handles.map((h) => h.state());
+const oldToken = handles[0].token();
+tabs[0].crash();
+await sleep(50);
+const second = handles.slice(1).map((h) => h.state());
+const fence = new Fence();
+fence.check(handles.slice(1).find((h) => h.state() === 'leader').token()); // a's zombie still thinks it leads
+const staleRejected = !fence.admit(oldToken);
+batons.forEach((b) => b.dispose());
+
+const election = leaderElection.create({ channel: 'x', env: browser.tab('d') });
+let led = false;
+election.onLeader(() => { led = true; });
+const relinquish = requestLeadership('y', () => {}, { env: browser.tab('e') });
+const elector = createLeaderElection('z', { env: browser.tab('f') });
+await elector.awaitLeadership();
+await sleep(20);
+election.dispose();
+relinquish();
+await elector.die();
+// The default environment in Node: its own BroadcastChannel, broadcast-only, no durable store.
+const plain = createBaton({ namespace: 'plain', heartbeatMs: 30 });
+const support = plain.support();
+plain.dispose();
+console.log(JSON.stringify({ first, second, staleRejected, led, support, support2: leaderElection.support() }));
+`;
+
+test('npm pack -> install into an empty project -> import and run in Node', { timeout: 120_000 }, () => {
+  assert.ok(existsSync(path.join(pkgDir, 'dist', 'index.js')), 'build first: node js-glue/build.mjs');
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'tab-baton-pack-'));
+  try {
+    const [packed] = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', scratch], pkgDir));
+    const files = packed.files.map((f) => f.path).sort();
+    assert.deepEqual(files, ['README.md', 'dist/index.js', 'dist/testing.js', 'index.d.ts', 'package.json', 'testing.d.ts']);
+    const tarball = path.join(scratch, packed.filename);
+
+    const project = path.join(scratch, 'project');
+    run('mkdir', ['-p', project], scratch);
+    writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'scratch', private: true, type: 'module' }));
+    run('npm', ['install', tarball, '--offline', '--no-audit', '--no-fund'], project);
+    writeFileSync(path.join(project, 'main.js'), SCRIPT);
+    // The wasm is inside dist/index.js (base64 of "\\0asm..." starts with "AGFzbQ").
+    const bundle = run('cat', [path.join(project, 'node_modules', 'tab-baton', 'dist', 'index.js')], project);
+    assert.ok(bundle.includes('AGFzbQ'), 'the wasm binary is embedded');
+
+    const out = JSON.parse(run(process.execPath, ['main.js'], project).trim().split('\n').pop());
+    assert.deepEqual(out.first, ['leader', 'follower', 'follower']);
+    assert.equal(out.second.filter((s) => s === 'leader').length, 1);
+    assert.equal(out.staleRejected, true);
+    assert.equal(out.led, true);
+    assert.equal(out.support.mode, 'broadcast');
+    assert.equal(out.support.webLocks, false);
+    assert.deepEqual(out.support2, { webLocks: false, broadcastChannel: true });
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+});

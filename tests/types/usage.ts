@@ -1,0 +1,154 @@
+// Typed usage examples of tab-baton, one per API style, checked against js-glue/index.d.ts
+// and js-glue/testing.d.ts with `npx tsc --noEmit -p tests/types`. Never run.
+import {
+  createBaton,
+  createLeaderElection,
+  Fence,
+  leaderElection,
+  load,
+  requestLeadership,
+  type Baton,
+  type BatonMetrics,
+  type Election,
+  type LeadershipChange,
+  type LeaderElector,
+  type StaleOwnerError,
+  type Token,
+} from 'tab-baton';
+import { createBrowser, type FakeTab } from 'tab-baton/testing';
+import { BroadcastChannel as PubkeyChannel } from 'broadcast-channel';
+
+declare function send(url: string, body: unknown): Promise<Response>;
+
+// 1. The orchestrator: a resource-scoped leader with fenced side effects.
+export async function orchestrator(): Promise<void> {
+  await load(); // already done by the import; harmless
+  const baton: Baton = createBaton({
+    namespace: 'mail',
+    protocolVersion: 3,
+    appVersion: '2.4.1',
+    capabilities: ['ws.owner.v1'],
+    heartbeatMs: 1000,
+    suspectMs: 3000,
+  });
+  const ws = baton.lead('ws', {
+    eligible: { capability: 'ws.owner.v1', hidden: true, network: true, newestAppOnly: true },
+    preferVisible: true,
+    run(token: Token, signal: AbortSignal) {
+      const socket = new WebSocket(`wss://example.com/stream?epoch=${token.epoch}`);
+      signal.addEventListener('abort', () => socket.close());
+    },
+  });
+  const unsubscribe: () => void = ws.onChange((change: LeadershipChange) => {
+    if (change.type === 'deposed') console.log(`lost ${change.resource}: ${change.reason}`);
+    console.log(change.state, change.leader?.id, change.token?.epoch);
+  });
+  try {
+    const status: number = await ws.fenced(async (token) => (await send('/outbox', { epoch: token.epoch })).status);
+    console.log(status);
+  } catch (error) {
+    if ((error as StaleOwnerError).code === 'STALE_OWNER') console.log('another tab took over');
+  }
+  const state: 'follower' | 'candidate' | 'leader' | 'stepping-down' | 'released' = ws.state();
+  const token: Token | null = ws.token();
+  console.log(state, token, baton.presence()[0]?.liveness, baton.log()[0]?.reason);
+  const metrics: BatonMetrics = baton.metrics();
+  console.log(metrics.mode, metrics.degraded, metrics.glue.droppedNotBinary, baton.support().webLocks);
+  ws.abdicate();
+  unsubscribe();
+  ws.release();
+  baton.dispose();
+
+  // The receiving side of guarded effects.
+  const fence = new Fence();
+  const admitted: boolean = fence.admit({ resource: 'ws', epoch: 7 });
+  fence.check({ resource: 'ws', epoch: 7 });
+  console.log(admitted, fence.highest('ws'));
+
+  // Test hooks (testHooks: true).
+  globalThis.__baton?.simulateFreeze({ event: false });
+  console.log(globalThis.__baton?.leadershipState('ws')?.state);
+}
+
+// 2. awaforge's leaderElection.
+export function awaforge(): void {
+  const { webLocks, broadcastChannel } = leaderElection.support();
+  const election: Election = leaderElection.create({
+    channel: 'ws-leader',
+    heartbeatMs: 500,
+    takeoverMs: 1500,
+    _forceFallback: !webLocks && broadcastChannel,
+  });
+  let socket: WebSocket | undefined;
+  const off: () => void = election.onLeader(() => {
+    socket = new WebSocket('wss://api.example.com/stream');
+  });
+  election.onFollower(() => socket?.close());
+  const leader = election.leader();
+  if (leader !== null) console.log(leader.id, leader.since, leader.isMe, election.id, election.isLeader());
+  off();
+  election.dispose();
+}
+
+// 3. The Web Locks article's requestLeadership.
+export function article(): void {
+  let amILeader = false;
+  const relinquishLeadership: () => void = requestLeadership('leader-election', (name: string) => {
+    amILeader = true;
+    console.log(`leading ${name}`);
+  });
+  function abdicate(): void {
+    amILeader = false;
+    relinquishLeadership();
+  }
+  abdicate();
+  console.log(amILeader);
+}
+
+// 4. broadcast-channel's LeaderElector: only the import of createLeaderElection changes.
+export async function broadcastChannelStyle(): Promise<void> {
+  const channel = new PubkeyChannel('foobar');
+  const elector: LeaderElector<PubkeyChannel> = createLeaderElection(channel, { fallbackInterval: 3000 });
+  elector.onduplicate = function () {
+    console.log('duplicate leaders on', this.name);
+  };
+  await elector.awaitLeadership();
+  const hasLeader: boolean = await elector.hasLeader();
+  console.log(hasLeader, elector.isLeader, elector.isDead, elector.token, elector.broadcastChannel.name);
+  await elector.die();
+  // A native channel or a name works too.
+  createLeaderElection(new BroadcastChannel('native'));
+  createLeaderElection('by-name').awaitLeadership();
+}
+
+// 5. tab-baton/testing: many tabs in one process (Node tests).
+export async function testing(): Promise<void> {
+  const browser = createBrowser();
+  const tabs: FakeTab[] = [browser.tab('a'), browser.tab('b')];
+  const batons = tabs.map((tab) => createBaton({ namespace: 'test', id: tab.id, env: tab, heartbeatMs: 50 }));
+  const handles = batons.map((baton) => baton.lead('job'));
+  tabs[0]!.crash();
+  const election = leaderElection.create({ channel: 'x', env: tabs[1]! });
+  const relinquish = requestLeadership('y', () => {}, { env: tabs[1]! });
+  const elector = createLeaderElection('z', { env: tabs[1]! });
+  console.log(handles.map((h) => h.state()), await browser.locks.query());
+  election.dispose();
+  relinquish();
+  await elector.die();
+}
+
+// 6. What the types reject (each line must be an error, or tsc fails on the directive).
+export function rejected(): void {
+  // @ts-expect-error namespace is required
+  createBaton({});
+  // @ts-expect-error not an authority
+  createBaton({ namespace: 'n', authority: 'paxos' });
+  // @ts-expect-error eligible.hidden is a boolean
+  createBaton({ namespace: 'n' }).lead('ws', { eligible: { hidden: 'no' } });
+  // @ts-expect-error channel is required
+  leaderElection.create({ heartbeatMs: 10 });
+  // @ts-expect-error onLeader is required
+  requestLeadership('x');
+  // @ts-expect-error isLeader is a property in broadcast-channel's API, not a method
+  createLeaderElection('x').isLeader();
+}
