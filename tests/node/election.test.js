@@ -40,12 +40,11 @@ describe('election (Web Locks authority)', () => {
     assert.ok(handles.every((h, i) => i === leader || h.token() === null), 'followers hold no token');
 
     // Stays stable over many heartbeats.
-    await sleep(300);
+    await waitFor(() => batons[leader].metrics().glue.timerFires > 3, { what: 'the leader ticks from its timer' });
     assert.deepEqual(leaderIndexes(handles), [leader]);
     assert.equal(watch.overlaps(), 0);
     assert.equal(batons[leader].metrics().mode, 'web-locks');
     assert.equal(batons[leader].metrics().termsWon, 1);
-    assert.ok(batons[leader].metrics().glue.timerFires > 3, 'the leader ticks from its timer');
   });
 
   test('hand-over on dispose: next tab leads within a few ms, with a higher epoch', async () => {
@@ -64,11 +63,13 @@ describe('election (Web Locks authority)', () => {
     assert.equal(firstRun.signal.reason.code, 'DEPOSED');
     assert.equal(handles[first].state(), 'released');
     await waitFor(() => leaderIndexes(handles).length === 1);
-    const elapsed = Date.now() - t0;
+    console.log(`# web locks: hand-over ${Date.now() - t0} ms after dispose`);
     const [second] = leaderIndexes(handles);
     assert.notEqual(second, first);
     assert.equal(handles[second].token().epoch, 2);
-    assert.ok(elapsed < 100, `hand-over took ${elapsed} ms`);
+    // Handed over by the lock queue, not taken from a silent leader.
+    const won = batons[second].log().filter((t) => t.to === 'candidate').map((t) => t.reason);
+    assert.deepEqual(won, ['lock-granted']);
   });
 
   test('hand-over on crash: the broker drops the locks, the channel goes silent', async () => {
@@ -97,7 +98,7 @@ describe('election (Web Locks authority)', () => {
 
     tabs[first].freeze(); // timers stop, messages are still handled (Chromium's frozen tab)
     const live = handles.filter((_, i) => i !== first);
-    await waitFor(() => leaderIndexes(live).length === 1, { timeoutMs: 3000, what: 'a new leader' });
+    await waitFor(() => leaderIndexes(live).length === 1, { what: 'a new leader' });
     assert.notEqual(handles[first].state(), 'leader', 'the frozen leader stepped down in its message handler');
     const log = batons[first].log();
     assert.ok(log.some((t) => t.from === 'leader' && t.reason === 'stalled'), JSON.stringify(log));
@@ -116,7 +117,7 @@ describe('election (Web Locks authority)', () => {
 
     tabs[first].freeze({ deaf: true });
     const live = handles.filter((_, i) => i !== first);
-    await waitFor(() => leaderIndexes(live).length === 1, { timeoutMs: 3000, what: 'a stealing leader' });
+    await waitFor(() => leaderIndexes(live).length === 1, { what: 'a stealing leader' });
     const thief = batons[handles.indexOf(live.find((h) => h.state() === 'leader'))];
     assert.equal(thief.metrics().steals, 1);
     // The stolen lock's request rejected: reported to the core as lock_lost.

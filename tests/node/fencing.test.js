@@ -67,7 +67,7 @@ describe('fencing', () => {
     const stolen = handles[first];
     const staleToken = stolen.token();
     tabs[first].freeze({ deaf: true });
-    await waitFor(() => handles[1 - first].state() === 'leader', { timeoutMs: 3000 });
+    await waitFor(() => handles[1 - first].state() === 'leader');
     await waitFor(() => stolen.state() !== 'leader');
     let ran = false;
     await assert.rejects(stolen.fenced(() => { ran = true; }), (e) => isStale(e) && e.epoch === null);

@@ -513,7 +513,7 @@ bool Node::ensure_eligible(Resource& r, double now, Effects& out) {
 void Node::evaluate_web_locks(Resource& r, double now, Effects& out) {
   if (!ensure_eligible(r, now, out)) return;
   if (r.role != Role::follower) return;  // leading, or waiting for the epoch
-  if (timers_stalled(now)) return;       // frozen: a handler must not start acquiring
+  if (defer_while_stalled(r, now)) return;
   if (now < r.backoff_until_ms) {
     r.wake_ms = std::min(r.wake_ms, r.backoff_until_ms);
     return;
@@ -561,6 +561,14 @@ void Node::evaluate_web_locks(Resource& r, double now, Effects& out) {
   steal(r, Reason::steal, out);
 }
 
+// A tab whose timers are stalled (frozen, or late under heavy load) starts no
+// acquisition from a message handler; it looks again one heartbeat later.
+bool Node::defer_while_stalled(Resource& r, double now) {
+  if (!timers_stalled(now)) return false;
+  r.wake_ms = std::min(r.wake_ms, now + config_.heartbeat_ms);
+  return true;
+}
+
 void Node::steal(Resource& r, Reason why, Effects& out) {
   (void)why;
   out.push_back(make(EffectKind::lock_request, r.name, LockMode::steal));
@@ -586,12 +594,13 @@ void Node::evaluate_lease(Resource& r, double now, Effects& out) {
     return;
   }
   if (r.role != Role::follower || r.lease_op != LeaseOp::none) return;  // the result re-evaluates
-  if (timers_stalled(now)) return;  // frozen: a handler must not start acquiring
-  if (now < r.backoff_until_ms) {
+  if (defer_while_stalled(r, now)) return;
+  if (r.named_successor && now - r.named_ms >= config_.suspect_ms) r.named_successor = false;
+  // Backing off after a lost race must not delay the successor a goodbye named.
+  if (!r.named_successor && now < r.backoff_until_ms) {
     r.wake_ms = std::min(r.wake_ms, r.backoff_until_ms);
     return;
   }
-  if (r.named_successor && now - r.named_ms >= config_.suspect_ms) r.named_successor = false;
   int pos = r.named_successor ? 0 : rank_position(r, now, r.leader);
   if (pos < 0) return;
   // Take over by rank once the known lease runs out; with none known, try (the
@@ -622,8 +631,8 @@ void Node::start_lease(Resource& r, LeaseOp op, double now, Effects& out) {
 void Node::evaluate_broadcast(Resource& r, double now, Effects& out) {
   if (!ensure_eligible(r, now, out)) return;
   if (r.role != Role::follower) return;
-  if (timers_stalled(now)) return;  // frozen: a handler must not take over
-  if (now < r.backoff_until_ms) {
+  if (defer_while_stalled(r, now)) return;
+  if (!r.named_successor && now < r.backoff_until_ms) {
     r.wake_ms = std::min(r.wake_ms, r.backoff_until_ms);
     return;
   }
@@ -830,15 +839,27 @@ int Node::rank_position(const Resource& r, double now, const std::string& except
   return pos;
 }
 
+// The tab a goodbye names. Followers refresh rarely (see refresh_ms()), so one that is
+// merely late (suspect) is still named when no alive one is eligible: if it is really
+// gone, the others take over by rank as without a goodbye.
 std::string Node::best_successor(const Resource& r, double now) const {
   std::string newest = newest_app_version(r, now);
-  const Candidate* best = nullptr;
-  for (const auto& [id, c] : presence_.all()) {
-    CandidateView v = view_of(c, now);
-    if (!is_eligible(v, r.policy, r.name, newest)) continue;
-    if (!best || ranks_before(v, view_of(*best, now), r.name, now)) best = &c;
+  for (Liveness accept : {Liveness::alive, Liveness::suspect}) {
+    const Candidate* best = nullptr;
+    CandidateView best_view{};
+    for (const auto& [id, c] : presence_.all()) {
+      CandidateView v = view_of(c, now);
+      if (v.liveness != accept) continue;
+      v.liveness = Liveness::alive;
+      if (!is_eligible(v, r.policy, r.name, newest)) continue;
+      if (!best || ranks_before(v, best_view, r.name, now)) {
+        best = &c;
+        best_view = v;
+      }
+    }
+    if (best) return best->id;
   }
-  return best ? best->id : std::string();
+  return std::string();
 }
 
 // A record's expiry is wall-clock time written by another tab. If the clock went back

@@ -222,6 +222,7 @@ class Node {
   void evaluate_broadcast(Resource& r, double now, Effects& out);
   bool ensure_eligible(Resource& r, double now, Effects& out);
   void steal(Resource& r, Reason why, Effects& out);
+  bool defer_while_stalled(Resource& r, double now);
   void start_lease(Resource& r, LeaseOp op, double now, Effects& out);
   void request_epoch(Resource& r, Effects& out);
   void trigger(Resource& r, double now, bool immediate = false);
@@ -248,11 +249,13 @@ class Node {
   bool leader_silent(const Resource& r, double now, double limit) const;
   // When a lease record stops being valid, as far as this tab can trust the clock.
   double lease_expiry(const Resource& r, const LeaseRecord& rec) const;
-  // True when the tick this node asked for is overdue by more than the suspect timeout
-  // less one heartbeat: its timers are stopped (frozen) or throttled hard. Such a tab
-  // still runs message handlers, and must not take leadership from one.
+  // True when the tick this node asked for is overdue by more than half the suspect
+  // timeout (at least a heartbeat): its timers are stopped (frozen) or throttled hard.
+  // A follower asks a silent leader to abdicate a full suspect timeout after its last
+  // progress, so a frozen leader is sure to see itself stalled by then. Such a tab still
+  // runs message handlers, and must not take leadership from one.
   bool timers_stalled(double now) const {
-    return now - expected_tick_ms_ > std::max(config_.suspect_ms - config_.heartbeat_ms, config_.heartbeat_ms);
+    return now - expected_tick_ms_ > std::max(config_.suspect_ms / 2, config_.heartbeat_ms);
   }
 
   // Frames.

@@ -7,7 +7,7 @@ import { createBrowser } from 'tab-baton/testing';
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `predicate` every few ms until it is truthy; fails the test after `timeoutMs`. */
-export async function waitFor(predicate, { timeoutMs = 2000, what = String(predicate) } = {}) {
+export async function waitFor(predicate, { timeoutMs = 10000, what = String(predicate) } = {}) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await predicate();
