@@ -261,4 +261,6 @@ export const internals = {
   emvalHandles: () => module().count_emval_handles(),
   /** Cores created and not yet deleted. */
   liveCores: () => liveCores,
+  /** Size of the WebAssembly heap in bytes (it only grows: a leak shows here). */
+  heapBytes: () => module().HEAP8.length,
 };

@@ -38,7 +38,9 @@ test(`no leaked emval handles after ${MESSAGES} messages`, { timeout: 60_000 }, 
   const foreign = new Uint8Array([0xba, 99, 1]);
   let binary = 0;
   let notBinary = 0;
+  let heapAfterWarmup = 0;
   for (let i = 0; i < MESSAGES; i += 1) {
+    if (i === MESSAGES / 10) heapAfterWarmup = __internal.heapBytes();
     switch (i % 8) {
       case 0: sender.postMessage(garbage); binary += 1; break;
       case 1: sender.postMessage(foreign); binary += 1; break;
@@ -66,6 +68,7 @@ test(`no leaked emval handles after ${MESSAGES} messages`, { timeout: 60_000 }, 
     handle.state();
   }
   assert.equal(__internal.emvalHandles(), baseline, 'emval handles back to the baseline');
+  assert.equal(__internal.heapBytes(), heapAfterWarmup, 'the wasm heap stayed flat after warm-up');
 
   baton.dispose();
   await waitFor(() => __internal.liveCores() === 0);
