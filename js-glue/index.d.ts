@@ -196,6 +196,7 @@ export interface CoreMetrics {
   droppedForeignVersion: number;
   droppedStaleGeneration: number;
   droppedForgedEpoch: number;
+  droppedTableFull: number;
   duplicateId: number;
   ticks: number;
   elections: number;
@@ -436,3 +437,190 @@ export const __internal: {
   emvalHandles(): number;
   liveCores(): number;
 };
+
+// ------------------------------------------------------------------- relay
+
+/**
+ * One event of a shared stream, as the source hands it over. `id` orders the events: by
+ * default a non-negative integer (a number or a string of digits, as SSE's `lastEventId`);
+ * with {@link RelayOptions.compare}, any string or number.
+ */
+export interface RelaySourceEvent {
+  id: string | number;
+  data?: unknown;
+  type?: string;
+}
+
+/** How a source reports to the relay (in the leader tab only). */
+export interface RelayEmit {
+  /** One event; events must come in id order. */
+  (event: RelaySourceEvent): void;
+  /** The source is alive without an event (a server heartbeat, the connection opened). */
+  heartbeat(): void;
+  /** The source is gone; the relay reopens it from the current cursor after a backoff. */
+  fail(error?: unknown): void;
+}
+
+/**
+ * Opens the stream after `afterId` (null: from the head) and reports through `emit` until
+ * `signal` aborts (the term ended). May return a function that closes it.
+ * See {@link eventSourceSource} and {@link webSocketSource}.
+ */
+export type RelaySource = (afterId: string | number | null, emit: RelayEmit, signal: AbortSignal) => void | (() => void);
+
+/** One event delivered to the app, exactly once per tab and in order. */
+export interface RelayEvent {
+  /** A number by default (ids are compared as integers); as the source gave it with `compare`. */
+  id: string | number;
+  data: unknown;
+  type: string | undefined;
+  /** The term of the leader that relayed it. */
+  epoch: number;
+  /** The id of the tab that relayed it. */
+  from: string;
+}
+
+export interface RelayOptions {
+  /** Required. The resource whose leader holds the stream (at most 48 bytes). The relay leads it: do not `baton.lead` it yourself. */
+  resource: string;
+  /** Required. Opens the stream in the leader tab. */
+  source: RelaySource;
+  /** Required. Called in every tab, the leader included, once per event, in id order. */
+  onEvent(event: RelayEvent): void;
+  /** Called in every tab after `logout()` or a session change in any tab: the stream was closed and the state cleared. */
+  onReset?(info: { reason: 'logout' | 'session'; session: string | null }): void;
+  /**
+   * A follower that hears nothing from the leader (no event, no source heartbeat) this long
+   * asks it to step down; the leader abdicates if its own source has been silent as long,
+   * else answers. Must exceed the source's heartbeat interval. Default 30000 ms.
+   */
+  silenceMs?: number;
+  /** Who may hold the stream (as {@link LeadOptions.eligible}). */
+  eligible?: Eligibility;
+  /** A visible tab takes the stream over from a hidden leader. Default false. */
+  preferVisible?: boolean;
+  /**
+   * The session (user) the stream belongs to; messages and cursors of another session are
+   * ignored. null: logged out (nothing runs until `login()`). Default ''.
+   */
+  session?: string | null;
+  /** Orders two ids (negative, zero, positive); default: ids are non-negative integers. */
+  compare?(a: string | number, b: string | number): number;
+  /** Relayed string or binary data larger than this is dropped and counted. Default 262144. */
+  maxDataBytes?: number;
+}
+
+export interface RelayStats {
+  /** Events handed to `onEvent` in this tab. */
+  delivered: number;
+  /** Events not newer than the last delivered one (hand-over overlap, reconnects), dropped. */
+  duplicatesDropped: number;
+  /** Ids skipped between two delivered events (integer ids only); 0 when nothing was missed. */
+  gapsSeen: number;
+  /** Events this tab relayed as leader. */
+  relayed: number;
+  /** Relays of a term older than the newest one seen (a thawed stale leader), dropped. */
+  staleDropped: number;
+  /** Terms of this tab that turned out stale (a newer term was relayed) and were given up. */
+  staleTerms: number;
+  droppedMalformed: number;
+  droppedOversized: number;
+  droppedForeignVersion: number;
+  droppedForeignSession: number;
+  /** Messages claiming a term the election core never confirmed (forged), dropped after 2 s. */
+  droppedUnconfirmed: number;
+  /** Events from the source without a usable id. */
+  sourceMalformed: number;
+  /** Events the source emitted after it was closed. */
+  lateSourceEvents: number;
+  sourceOpens: number;
+  sourceErrors: number;
+  /** "Are you alive?" requests this tab sent as a follower. */
+  silenceRequests: number;
+  /** Requests this tab answered as a live leader. */
+  silenceAnswers: number;
+  /** Times this tab abdicated because its source was silent when asked. */
+  silenceAbdications: number;
+  postFailures: number;
+  storageErrors: number;
+  listenerErrors: number;
+  /** Logouts and session changes applied in this tab. */
+  resets: number;
+  /** 'leader': this tab holds the stream; 'stopped': logged out; 'closed': `close()` was called. */
+  state: 'leader' | 'follower' | 'stopped' | 'closed';
+  session: string | null;
+  /** The last id delivered in this tab (the cursor), null before the first. */
+  lastId: string | number | null;
+  /** The newest term seen on the relay. */
+  epoch: number;
+  /** The tab that relays now, as far as this tab knows, and where its stream started. */
+  leader: { id: string; epoch: number; after: string | number | null } | null;
+  /** The lead handle's state ('released' while logged out). */
+  leadership: LeadershipState;
+  /** Messages of a newer term waiting for the election core to confirm it. */
+  pending: number;
+  /** The streams this tab opened as leader (the last 32): resumed after `after`. */
+  opens: Array<{ after: string | number | null; epoch: number; at: number }>;
+}
+
+/** One stream per browser profile, shared by every tab of a Baton's namespace. */
+export interface Relay {
+  readonly resource: string;
+  /** The lead handle of `resource` (null while logged out or closed); it changes on login. */
+  readonly handle: LeadHandle | null;
+  /** The id to resume after: the last delivered in this tab, else the shared cursor, else null. */
+  cursor(): string | number | null;
+  stats(): RelayStats;
+  /** In every tab: closes the stream, clears the cursor and state, calls `onReset`; nothing runs until `login()`. */
+  logout(): void;
+  /** In every tab: starts (again) for `session`; a different session than the current one resets first. */
+  login(session: string): void;
+  /** This tab only: stops competing and listening; the shared cursor is kept. Idempotent. */
+  close(): void;
+}
+
+/**
+ * Shares one stream (SSE, WebSocket, ...) among the tabs: the leader of `options.resource`
+ * opens the source from the shared cursor and relays each event with its id and its epoch on
+ * `baton/<namespace>/relay/<resource>`; every tab delivers each event once, in order; the
+ * next leader resumes right after the last relayed id.
+ */
+export function createRelay(baton: Baton, options: RelayOptions): Relay;
+
+export interface EventSourceSourceOptions {
+  /** Event types relayed. Default ['message']. */
+  types?: string[];
+  /** Event types that only prove the stream alive. Default none. */
+  heartbeatTypes?: string[];
+  /** The relayed data of one event. Default: `event.data` (a string). */
+  parse?(event: MessageEvent): unknown;
+  withCredentials?: boolean;
+  /** The constructor; default `globalThis.EventSource`. */
+  EventSource?: new (url: string, init?: { withCredentials?: boolean }) => EventSource;
+}
+
+/**
+ * A Server-Sent Events source. `urlForAfter`: a URL (`after=<id>` is appended when resuming)
+ * or a function of the id to resume after. The browser's own reconnection (`Last-Event-ID`)
+ * is kept; a stream it gave up on is reported as failed.
+ */
+export function eventSourceSource(
+  urlForAfter: string | ((afterId: string | number | null) => string),
+  options?: EventSourceSourceOptions,
+): RelaySource;
+
+export interface WebSocketSourceOptions {
+  /** One message -> an event, a heartbeat, or null to ignore it. Default: JSON `{id, data, type}`, `{type: 'heartbeat'}`. */
+  parse?(data: unknown): RelaySourceEvent | { heartbeat: true } | null;
+  /** Called on open, for servers that take the resume point in a message. */
+  subscribe?(socket: WebSocket, afterId: string | number | null): void;
+  protocols?: string | string[];
+  /** The constructor; default `globalThis.WebSocket`. */
+  WebSocket?: new (url: string, protocols?: string | string[]) => WebSocket;
+}
+
+/** A WebSocket source; `urlForAfter` as for {@link eventSourceSource}. */
+export function webSocketSource(
+  urlForAfter: string | ((afterId: string | number | null) => string),
+  options?: WebSocketSourceOptions,
+): RelaySource;

@@ -166,6 +166,7 @@ class Core {
     BATON_COUNTER(dropped_foreign_version, "droppedForeignVersion");
     BATON_COUNTER(dropped_stale_generation, "droppedStaleGeneration");
     BATON_COUNTER(dropped_forged_epoch, "droppedForgedEpoch");
+    BATON_COUNTER(dropped_table_full, "droppedTableFull");
     BATON_COUNTER(duplicate_id, "duplicateId");
     BATON_COUNTER(ticks, "ticks");
     BATON_COUNTER(elections, "elections");

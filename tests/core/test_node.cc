@@ -537,3 +537,19 @@ TEST_CASE("dispose says goodbye, releases everything, and ends the node") {
   CHECK(a.next_deadline() == kNever);
   CHECK(a.step(event(EventKind::dispose, 11)).empty());
 }
+
+TEST_CASE("a flood of made-up senders cannot grow the presence table without bound") {
+  Node a(config("a"));
+  a.step(event(EventKind::join, 0, "ws"));
+  for (int i = 0; i < 1000; ++i) {
+    wire::Frame f;
+    f.kind = wire::Kind::presence;
+    f.sender = "forged-" + std::to_string(i);
+    f.generation = 1;
+    f.app_version = "1.0";
+    f.refresh_ms = 1000;
+    a.step(message(1 + i * 0.01, wire::encode(f)));
+  }
+  CHECK(a.presence().size() == Presence::kMaxCandidates);
+  CHECK(a.metrics().dropped_table_full == 1000 - Presence::kMaxCandidates);
+}

@@ -15,6 +15,7 @@ struct Metrics {
   uint64_t dropped_foreign_version = 0;
   uint64_t dropped_stale_generation = 0;
   uint64_t dropped_forged_epoch = 0;   // claims implausibly far above anything known
+  uint64_t dropped_table_full = 0;     // a new sender while the presence table is full
   uint64_t duplicate_id = 0;           // frames from another tab using this tab's id
   uint64_t ticks = 0;
   uint64_t elections = 0;              // evaluations run (after coalescing)

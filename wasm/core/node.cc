@@ -212,6 +212,10 @@ void Node::on_message(const Event& e, Effects& out) {
     ++metrics_.dropped_stale_generation;
     return;
   }
+  if (seen == Presence::Observed::table_full) {
+    ++metrics_.dropped_table_full;
+    return;
+  }
   if (seen != Presence::Observed::unchanged) trigger_all(now);
 
   // A known leader whose frame no longer claims the resource has stepped down.

@@ -7,6 +7,7 @@ namespace baton {
 Presence::Observed Presence::observe(const wire::Frame& f, double now_ms) {
   auto it = candidates_.find(f.sender);
   if (it != candidates_.end() && f.generation < it->second.generation) return Observed::stale_generation;
+  if (it == candidates_.end() && candidates_.size() >= kMaxCandidates) return Observed::table_full;
   bool is_new = it == candidates_.end() || f.generation > it->second.generation;
   Candidate& c = candidates_[f.sender];
   bool changed = is_new || c.lifecycle != f.lifecycle || c.app_version != f.app_version ||

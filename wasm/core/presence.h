@@ -31,7 +31,9 @@ class Presence {
   // cannot keep a silent tab "alive" for days.
   explicit Presence(double max_refresh_ms = 60000) : max_refresh_ms_(max_refresh_ms) {}
 
-  enum class Observed : uint8_t { unchanged, joined, changed, stale_generation };
+  enum class Observed : uint8_t { unchanged, joined, changed, stale_generation, table_full };
+  // A flood of frames with made-up sender ids must not grow the table without bound.
+  static constexpr size_t kMaxCandidates = 256;
 
   // Records a frame's sender. `changed` means something ranking depends on changed.
   Observed observe(const wire::Frame& f, double now_ms);
