@@ -2,10 +2,13 @@
  * The durable per-resource epoch counter behind `allocate_epoch`:
  * `next = max(stored, floor) + 1`, stored before it is reported.
  *
- * 1. localStorage (a window): synchronous, and safe because the core asks only while this
- *    tab holds the resource's lock, so no other tab runs the read-modify-write meanwhile.
- * 2. IndexedDB (where localStorage is missing or failing, as in workers): one read-write
- *    transaction, which IndexedDB serialises against every other tab's.
+ * 1. IndexedDB: one read-write transaction, which the browser serialises against every
+ *    other tab's, in every process. The end-to-end tests showed why it comes first:
+ *    Chromium propagates a localStorage write to other renderer processes asynchronously,
+ *    so a tab granted the lock right after a fast hand-over could still read the old
+ *    counter and issue the same epoch twice, lock or no lock.
+ * 2. localStorage where IndexedDB is missing or failing: synchronous, and still ordered
+ *    by the lock within one process; its value also serves as a floor for IndexedDB.
  * 3. Neither works: `floor + 1`, reported as not durable. The core then counts a storage
  *    failure and reports degraded mode; nothing is thrown.
  *
@@ -31,32 +34,51 @@ export class EpochStore {
 
   /**
    * Allocates the next epoch for `resource`; `done(epoch, durable)` is called exactly once,
-   * synchronously when localStorage works, later otherwise.
+   * later when IndexedDB answers, synchronously on the localStorage path.
    * @param {string} resource
    * @param {number} floor the new epoch must exceed this
    * @param {(epoch: number, durable: boolean) => void} done
    */
   allocate(resource, floor, done) {
     this.counters.epochAllocations += 1;
-    if (this.localStorage) {
-      const epoch = this.fromLocalStorage(resource, floor);
-      if (epoch !== null) {
-        this.lastBackend = 'localStorage';
-        done(epoch, true);
+    const fromLocalStorage = () => {
+      const epoch = this.localStorage ? this.fromLocalStorage(resource, floor) : null;
+      if (epoch === null) {
+        this.notDurable(floor, done);
         return;
       }
-    }
-    if (this.database) {
-      this.fromIndexedDB(resource, floor).then(
-        (epoch) => {
-          this.lastBackend = 'indexedDB';
-          done(epoch, true);
-        },
-        () => this.notDurable(floor, done),
-      );
+      this.lastBackend = 'localStorage';
+      done(epoch, true);
+    };
+    if (!this.database) {
+      fromLocalStorage();
       return;
     }
-    this.notDurable(floor, done);
+    this.fromIndexedDB(resource, Math.max(floor, this.readLocalStorage(resource))).then((epoch) => {
+      this.lastBackend = 'indexedDB';
+      this.writeLocalStorage(resource, epoch);
+      done(epoch, true);
+    }, fromLocalStorage);
+  }
+
+  /** The localStorage counter of `resource`, 0 when missing or unreadable. */
+  readLocalStorage(resource) {
+    if (!this.localStorage) return 0;
+    try {
+      return parseStored(this.localStorage.getItem(this.key(resource)));
+    } catch {
+      return 0;
+    }
+  }
+
+  /** Keeps the localStorage counter up with IndexedDB's, best effort. */
+  writeLocalStorage(resource, epoch) {
+    if (!this.localStorage) return;
+    try {
+      this.localStorage.setItem(this.key(resource), String(epoch));
+    } catch {
+      this.counters.storageErrors += 1;
+    }
   }
 
   /** @returns {number | null} null when localStorage throws (blocked, full). */
