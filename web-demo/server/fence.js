@@ -8,7 +8,7 @@
 // The body is parsed as JSON whatever its content type, so navigator.sendBeacon (text/plain)
 // works too.
 
-export const LOG_LIMIT = 200;
+export const LOG_LIMIT = 5000;
 const MAX_BODY = 64 * 1024;
 
 export function createFence() {
