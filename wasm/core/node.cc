@@ -190,6 +190,8 @@ void Node::on_tick(double now, Effects& out) {
   (void)out;
   ++metrics_.ticks;
   ++tick_seq_;
+  // A timer fired, however late (a throttled hidden tab): this tab's timers run.
+  expected_tick_ms_ = now;
   if (presence_.prune(now) > 0) trigger_all(now);
 }
 
