@@ -17,6 +17,6 @@ for target in fuzz_wire fuzz_node; do
     -print_final_stats=1 -artifact_prefix=build/fuzz/ "$work" "tests/fuzz/corpus/$target" >"$log" 2>&1 || status=$?
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo 0)
-  crashes=$(ls build/fuzz/crash-* 2>/dev/null | wc -l)
+  crashes=$(find build/fuzz -maxdepth 1 -name "crash-*" | wc -l)
   echo "$target: ${seconds}s, $execs executions, coverage $cov edges, exit $status, crash files $crashes"
 done
