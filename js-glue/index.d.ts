@@ -553,7 +553,7 @@ export interface RelayStats {
   lastId: string | number | null;
   /** The newest term seen on the relay. */
   epoch: number;
-  /** The tab that relays now, as far as this tab knows, and where its stream started. */
+  /** The tab that relays now, as far as this tab knows, and where its stream started (null: from the head, or not heard). */
   leader: { id: string; epoch: number; after: string | number | null } | null;
   /** The lead handle's state ('released' while logged out). */
   leadership: LeadershipState;

@@ -65,6 +65,7 @@ const note = (text, kind = 'note') => {
 document.addEventListener('visibilitychange', () => {
   lifecycle = document.visibilityState === 'hidden' ? 'hidden' : 'visible';
   note(`page ${lifecycle}`, 'life');
+  scheduleRender();
 });
 window.addEventListener(
   'freeze',
@@ -87,6 +88,7 @@ const feed = { ids: [], epochs: [], froms: [], at: [], missed: 0, duplicates: 0,
 const ws = { state: 'closed', sent: 0, echoed: 0, rttMs: null, opens: 0 };
 const fenced = [];
 const electedAt = {};
+const elections = []; // every term of this tab: {resource, epoch, at, reason}
 const deposedAt = {};
 let refreshNow = null; // set while this tab leads token-refresh
 let baton = null;
@@ -131,10 +133,13 @@ function watch(resource, handle) {
   handle.onChange((change) => {
     if (change.type === 'elected') {
       electedAt[resource] = wallNow();
+      elections.push({ resource, epoch: change.token.epoch, at: electedAt[resource], reason: change.reason });
       note(`${resource}: this tab leads (epoch ${change.token.epoch}, ${change.reason})`, 'lead');
     } else if (change.type === 'deposed') {
       deposedAt[resource] = wallNow();
       note(`${resource}: this tab stepped down (${change.reason})`, 'down');
+    } else if (change.type === 'leader-changed' && !(change.leader && change.leader.isMe)) {
+      note(change.leader ? `${resource}: ${change.leader.id} leads (epoch ${change.leader.epoch})` : `${resource}: no leader (it left)`, change.leader ? 'tr' : 'down');
     }
     scheduleRender(); // not render(): this runs inside Baton's callbacks (a lock grant, pagehide)
   });
@@ -216,6 +221,8 @@ function startRelay() {
       scheduleRender();
     },
     onReset({ reason }) {
+      // Logged out or another session: this tab forgets the feed (the counters stay).
+      for (const list of [feed.ids, feed.epochs, feed.froms, feed.at]) list.length = 0;
       feed.last = null;
       feed.resets += 1;
       note(`sse-relay: ${reason === 'logout' ? 'logged out: stream closed, cursor cleared' : 'session changed: state cleared'}`, 'down');
@@ -360,14 +367,24 @@ function detailOf(resource, s) {
     const st = relay ? relay.stats() : null;
     if (!st || st.state === 'stopped') return 'logged out';
     const open = st.opens[st.opens.length - 1];
-    if (s.state === 'leader' && open) return `open, resumed after ${open.after ?? 'head'} · relayed ${st.relayed}`;
-    return st.leader ? `relayed by ${escape(st.leader.id)} (after ${st.leader.after ?? 'head'})` : '—';
+    const from = (after) => (after === null || after === undefined ? 'from the head' : `resumed after ${after}`);
+    if (s.state === 'leader' && open) return `open, ${from(open.after)} · relayed ${st.relayed}`;
+    if (!st.leader) return '—';
+    return `relayed by ${escape(st.leader.id)}${st.leader.after === null ? '' : ` (${from(st.leader.after)})`}`;
   }
   const last = fenced[fenced.length - 1];
   if (!last) return s.state === 'leader' ? 'refreshing…' : '—';
   return last.ok
     ? `<span class="ok">accepted</span> · epoch ${last.epoch} · ${ago(wallNow() - last.at)}`
     : `<span class="bad">${escape(last.error || last.status)}</span> · epoch ${last.epoch} < ${last.highest}`;
+}
+
+/** Sets innerHTML only when it changed: no style or layout work for an unchanged section. */
+const rendered = new WeakMap();
+function setHtml(el, html) {
+  if (rendered.get(el) === html) return;
+  rendered.set(el, html);
+  el.innerHTML = html;
 }
 
 let renderQueued = false;
@@ -377,12 +394,13 @@ function scheduleRender() {
   setTimeout(() => {
     renderQueued = false;
     render();
-  }, 50);
+  }, 150);
 }
 
 function render() {
   if (!baton) return;
   watchRelayHandle();
+  if (document.visibilityState === 'hidden') return; // nobody sees it; rendered again when visible
   const now = wallNow();
   const metrics = baton.metrics();
   document.getElementById('me-id').textContent = myId;
@@ -402,9 +420,9 @@ function render() {
     const badge = card.querySelector('[data-badge]');
     badge.textContent = isLeader ? 'LEADER' : s.state;
     badge.className = `badge ${isLeader ? 'leader' : s.state}`;
-    card.querySelector('[data-leader]').innerHTML = s.leader ? `${tabTag(s.leader)}${s.since ? ` <span class="muted">· for ${ago(now - s.since).replace(' ago', '')}</span>` : ''}` : '<span class="muted">none yet</span>';
+    setHtml(card.querySelector('[data-leader]'), s.leader ? `${tabTag(s.leader)}${s.since ? ` <span class="muted">· for ${ago(now - s.since).replace(' ago', '')}</span>` : ''}` : '<span class="muted">none yet</span>');
     card.querySelector('[data-epoch]').textContent = s.leaderEpoch ? String(s.leaderEpoch) : '—';
-    card.querySelector('[data-detail]').innerHTML = detailOf(resource, s);
+    setHtml(card.querySelector('[data-detail]'), detailOf(resource, s));
     card.querySelector('[data-abdicate]').disabled = !isLeader;
     if (s.leader) (leads[s.leader] ||= []).push(resource);
   }
@@ -422,22 +440,27 @@ function render() {
     const handover = i > 0 && feed.epochs[i] !== feed.epochs[i - 1];
     chips.push(`<li class="${handover ? 'handover' : ''}" style="--tab:${colour(feed.froms[i])}" title="id ${feed.ids[i]}, relayed by ${escape(feed.froms[i])} (epoch ${feed.epochs[i]})">${feed.ids[i]}</li>`);
   }
-  document.getElementById('feed-chips').innerHTML = chips.join('');
+  setHtml(document.getElementById('feed-chips'), chips.join(''));
   const st = relay.stats();
-  document.getElementById('feed-relay').innerHTML =
+  setHtml(
+    document.getElementById('feed-relay'),
     st.state === 'stopped'
       ? 'Logged out: no stream in any tab. Log in to start again.'
-      : `Chips are coloured by the tab that relayed them. The relay dropped ${st.duplicatesDropped} overlapping ${st.duplicatesDropped === 1 ? 'copy' : 'copies'} and ${st.staleDropped} stale; ${st.relayed} relayed from this tab; ${st.sourceOpens} stream ${st.sourceOpens === 1 ? 'open' : 'opens'} here.`;
+      : `Chips are coloured by the tab that relayed them. The relay dropped ${st.duplicatesDropped} overlapping ${st.duplicatesDropped === 1 ? 'copy' : 'copies'} and ${st.staleDropped} stale; ${st.relayed} relayed from this tab; ${st.sourceOpens} stream ${st.sourceOpens === 1 ? 'open' : 'opens'} here.`,
+  );
 
   // Presence (this tab first).
   const rows = [{ id: myId, lifecycle: lifecycleText(), liveness: 'alive', lastSeen: now, self: true }, ...baton.presence()];
   document.getElementById('presence-count').textContent = `(${rows.length})`;
-  document.getElementById('presence-rows').innerHTML = rows
-    .map((p) => {
-      const led = leads[p.id] || [];
-      return `<tr class="${p.self ? 'self' : ''} liveness-${escape(p.liveness)}"><td>${tabTag(p.id)}</td><td>${escape(lifecycleLabel(p.lifecycle))}</td><td><span class="dot ${escape(p.liveness)}"></span>${escape(p.liveness)}</td><td>${led.map((r) => `<span class="pill">${escape(r)}</span>`).join(' ') || '<span class="muted">—</span>'}</td><td class="muted">${p.self ? 'now' : ago(now - p.lastSeen)}</td></tr>`;
-    })
-    .join('');
+  setHtml(
+    document.getElementById('presence-rows'),
+    rows
+      .map((p) => {
+        const led = leads[p.id] || [];
+        return `<tr class="${p.self ? 'self' : ''} liveness-${escape(p.liveness)}"><td>${tabTag(p.id)}</td><td>${escape(lifecycleLabel(p.lifecycle))}</td><td><span class="dot ${escape(p.liveness)}"></span>${escape(p.liveness)}</td><td>${led.map((r) => `<span class="pill">${escape(r)}</span>`).join(' ') || '<span class="muted">—</span>'}</td><td class="muted">${p.self ? 'now' : ago(now - p.lastSeen)}</td></tr>`;
+      })
+      .join(''),
+  );
 
   // Log: Baton's transitions and this page's notes, newest first.
   const entries = [
@@ -446,7 +469,7 @@ function render() {
   ]
     .sort((a, b) => b.at - a.at)
     .slice(0, 40);
-  document.getElementById('log-rows').innerHTML = entries.map((e) => `<li class="${e.kind}"><time>${time(e.at)}</time> ${escape(e.text)}</li>`).join('');
+  setHtml(document.getElementById('log-rows'), entries.map((e) => `<li class="${e.kind}"><time>${time(e.at)}</time> ${escape(e.text)}</li>`).join(''));
 
   if (st.opens.length > relayOpensSeen) {
     for (const open of st.opens.slice(relayOpensSeen)) note(`sse-relay: stream opened after ${open.after ?? 'head'} (epoch ${open.epoch})`, 'io');
@@ -475,6 +498,7 @@ function snapshot() {
     relay: relay.stats(),
     ws: { ...ws },
     fenced: fenced.map((f) => ({ ...f })),
+    elections: elections.map((e) => ({ ...e })),
     metrics: baton.metrics(),
     support: baton.support(),
     presence: baton.presence(),

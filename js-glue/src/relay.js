@@ -537,7 +537,8 @@ class Relay {
     }
     this.lastSign = this.env.now();
     if (msg.kind === 'lead' || !this.leaderInfo || this.leaderInfo.epoch !== msg.epoch) {
-      this.leaderInfo = { id: msg.from, epoch: msg.epoch, after: msg.kind === 'lead' ? this.toId(msg.after) ?? null : this.leaderInfo?.after ?? null };
+      // Where the stream started is known from the term's `lead` message only.
+      this.leaderInfo = { id: msg.from, epoch: msg.epoch, after: msg.kind === 'lead' ? this.toId(msg.after) ?? null : null };
     }
     if (msg.kind === 'event') this.deliver({ id: this.toId(msg.id), data: msg.data, type: msg.type }, msg.epoch, msg.from);
   }

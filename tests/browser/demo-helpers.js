@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Fast timings for the demo (query string). */
-export const FAST = 'interval=100&heartbeatMs=200&suspectMs=800&silenceMs=1500&leaseMs=1200&refreshMs=5000&prepareMs=400';
+// Short enough for a quick suite, long enough that a busy 2-core machine (several renderers,
+// other jobs) does not make a live leader look stalled: its timers can run late by ~1 s.
+export const FAST = 'interval=100&heartbeatMs=250&suspectMs=1500&silenceMs=2500&leaseMs=3000&refreshMs=5000&prepareMs=400';
 
 let groupSeq = 0;
 /** A namespace unique to this run, so that groups never hear each other. */
@@ -30,7 +32,10 @@ export async function openDemoTab(browser, server, { ns, id, query = FAST }) {
   tab.id = id;
   tab.errors = [];
   tab.page.on('pageerror', (error) => tab.errors.push(error.message));
-  await waitFor(() => tab.page.evaluate(() => Boolean(window.__demo && window.__demo.ready)), { what: `demo ready in ${id}`, timeoutMs: 10000 });
+  await waitFor(() => tab.page.evaluate(() => Boolean(window.__demo && window.__demo.ready)), {
+    what: `demo ready in ${id}${tab.errors.length ? ` (page errors: ${tab.errors.join('; ')})` : ''}`,
+    timeoutMs: 15000,
+  });
   return tab;
 }
 
@@ -43,6 +48,7 @@ export async function waitFor(predicate, { timeoutMs = 5000, what = String(predi
       last = await predicate();
       if (last) return last;
     } catch (error) {
+      if (error && error.code === 'ERR_ASSERTION') throw error; // a real failure, not a transient one
       last = error;
     }
     if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
@@ -61,28 +67,83 @@ export async function leadersOf(tabs, resource) {
   return snaps.filter((s) => s.resources[resource].state === 'leader').map((s) => s.id);
 }
 
+/** Overlapping leaders seen while polling (allowed briefly by design, invariant 1). */
+export const overlaps = [];
 /**
- * Waits until exactly one of `tabs` leads `resource` (with an epoch above `aboveEpoch`) and
- * every tab names it as the leader; fails at once if two lead together. Returns
+ * Violations of invariant 2 (an epoch issued to two tabs for one resource), collected over
+ * the hand-overs of a file instead of failing the hand-over check that saw them: they come
+ * from the core (see the `invariant 2` test of demo.test.js), not from the relay.
+ */
+export const termViolations = [];
+
+/**
+ * Waits until exactly one of `tabs` leads `resource` (with an epoch above `aboveEpoch`),
+ * every tab names it as the leader, and that holds on two polls in a row. Two tabs may
+ * briefly both believe they lead during a hand-over (DESIGN.md, invariant 1); that is
+ * recorded, and their epochs must differ (the fence keeps only the newer). Returns
  * {tab, snap, snaps}.
  */
 export async function waitForLeader(tabs, resource, { aboveEpoch = 0, timeoutMs = 5000 } = {}) {
   const deadline = Date.now() + timeoutMs;
+  let candidate = null;
   for (;;) {
     const snaps = await snapAll(tabs);
     const leaders = snaps.filter((s) => s.resources[resource].state === 'leader');
-    assert.ok(leaders.length <= 1, `${resource}: ${leaders.map((s) => s.id).join(' and ')} lead at once`);
-    if (leaders.length === 1 && leaders[0].resources[resource].epoch > aboveEpoch) {
-      const leader = leaders[0];
-      if (snaps.every((s) => s.resources[resource].leader === leader.id)) {
-        return { tab: tabs[snaps.indexOf(leader)], snap: leader, snaps };
+    if (leaders.length > 1) {
+      const epochs = leaders.map((s) => s.resources[resource].epoch);
+      overlaps.push({ resource, leaders: leaders.map((s) => `${s.id}@${epochs[leaders.indexOf(s)]}`) });
+      if (new Set(epochs).size !== epochs.length) {
+        termViolations.push(`${resource}: ${leaders.map((s) => s.id).join(' and ')} led at once with the same epoch ${epochs[0]}`);
       }
     }
+    let found = null;
+    if (leaders.length === 1 && leaders[0].resources[resource].epoch > aboveEpoch) {
+      const leader = leaders[0];
+      if (snaps.every((s) => s.resources[resource].leader === leader.id && s.resources[resource].leaderEpoch === leader.resources[resource].epoch)) found = leader;
+    }
+    if (found && candidate && candidate.id === found.id && candidate.resources[resource].epoch === found.resources[resource].epoch) {
+      return { tab: tabs[snaps.indexOf(found)], snap: found, snaps };
+    }
+    candidate = found;
     if (Date.now() > deadline) {
       assert.fail(`${resource}: no single leader above epoch ${aboveEpoch} after ${timeoutMs} ms: ${snaps.map((s) => `${s.id}=${s.resources[resource].state}/${s.resources[resource].leader}@${s.resources[resource].leaderEpoch}`).join(', ')}`);
     }
-    await sleep(20);
+    await sleep(40);
   }
+}
+
+/**
+ * Invariant 2: no two tabs ever led one resource with the same epoch (from every tab's
+ * transition log). Returns the violations found and records them in `termViolations`.
+ */
+export function collectDuplicateTerms(snaps, label) {
+  const owner = new Map();
+  const found = [];
+  for (const s of snaps) {
+    for (const t of s.log) {
+      if (t.to !== 'leader') continue;
+      const key = `${t.resource}@${t.epoch}`;
+      const prev = owner.get(key);
+      if (prev !== undefined && prev !== s.id) found.push(`${label}: ${t.resource} epoch ${t.epoch} issued to both ${prev} and ${s.id} (${s.id} via ${t.reason})`);
+      owner.set(key, s.id);
+    }
+  }
+  termViolations.push(...found);
+  return found;
+}
+
+/** The fence side of invariant 2: two owners accepted by the server with one epoch. */
+export function collectFenceDuplicates(stats, fencedResource, label) {
+  const owners = new Map();
+  const found = [];
+  for (const e of stats.log) {
+    if (e.resource !== fencedResource || !e.ok) continue;
+    const prev = owners.get(e.epoch);
+    if (prev !== undefined && prev !== e.owner) found.push(`${label}: the server accepted ${fencedResource} writes of ${prev} and ${e.owner} with the same epoch ${e.epoch}`);
+    owners.set(e.epoch, e.owner);
+  }
+  termViolations.push(...found.filter((f) => !termViolations.includes(f)));
+  return found;
 }
 
 /** Asserts that `ids` are consecutive integers, each once. Returns nothing; fails with the first gap or repeat. */
@@ -104,54 +165,105 @@ export function assertFeedsClean(snaps) {
   }
 }
 
+/**
+ * Closes every still-open tab of a group, checks none reported a page error, and waits until
+ * the server sees no stream and no socket left (so the next group starts from zero).
+ */
+export async function closeGroup(tabs, server) {
+  const errors = [];
+  for (const tab of tabs) {
+    if (!tab.page.isClosed()) await tab.page.close({ runBeforeUnload: true }).catch(() => {});
+    errors.push(...tab.errors.map((e) => `${tab.id}: ${e}`));
+  }
+  await waitForServer(server, (st) => st.openStreams === 0 && st.openSockets === 0, 'every stream and socket closed', 6000);
+  assert.deepEqual(errors, [], 'no uncaught error in any demo tab');
+}
+
 export async function waitForServer(server, predicate, what, timeoutMs = 4000) {
   return waitFor(() => predicate(server.stats()), { what, timeoutMs });
 }
 
 /**
- * After a hand-over of sse-relay: waits for the new leader (epoch above `oldEpoch`) among
- * `survivors`, for every survivor to deliver `events` events of the new term; then checks
- * that the new stream resumed right after the last id relayed in older terms, that every
- * survivor has every event exactly once across the hand-over, and that the server sees one
- * stream. Returns {leader, epoch, lastRelayed, electedMs, resumedMs}.
+ * After a hand-over of sse-relay: waits for a stable new leader (epoch above `oldEpoch`)
+ * among `survivors` and for every survivor to deliver `events` events of its term; then
+ * checks that the first new stream resumed right after the last id relayed in the old term,
+ * that every survivor has every event exactly once across the hand-over, that no epoch was
+ * issued twice, and that the server sees one stream. Returns {leader, epoch, lastRelayed,
+ * electedMs, resumedMs, terms, snaps}.
  */
-export async function checkRelayHandover({ survivors, oldEpoch, t0, server, events = 5, timeoutMs = 6000 }) {
-  const { tab: leader, snap: leaderSnap } = await waitForLeader(survivors, 'sse-relay', { aboveEpoch: oldEpoch, timeoutMs });
-  const epoch = leaderSnap.resources['sse-relay'].epoch;
+export async function checkRelayHandover({ survivors, oldEpoch, t0, server, label = 'hand-over', liveOldLeader = false, events = 5, timeoutMs = 6000 }) {
+  let leader = null;
+  let epoch = 0;
   const snaps = await waitFor(
     async () => {
+      ({ tab: leader } = await waitForLeader(survivors, 'sse-relay', { aboveEpoch: oldEpoch, timeoutMs }));
       const all = await snapAll(survivors);
+      const current = all.find((s) => s.id === leader.id);
+      if (!current || current.resources['sse-relay'].state !== 'leader') return false;
+      epoch = current.resources['sse-relay'].epoch;
       return all.every((s) => s.feed.epochs.filter((e) => e === epoch).length >= events) && all;
     },
-    { what: `${events} events of epoch ${epoch} in every tab`, timeoutMs: 5000 },
+    { what: `a stable leader and ${events} events of its term in every tab`, timeoutMs: timeoutMs + 4000, every: 50 },
   );
-  const newLeader = snaps.find((s) => s.id === leader.id);
   let lastRelayed = -1;
+  const newEpochs = new Set();
   for (const s of snaps) {
     s.feed.ids.forEach((id, i) => {
-      if (s.feed.epochs[i] < epoch) lastRelayed = Math.max(lastRelayed, id);
+      if (s.feed.epochs[i] <= oldEpoch) lastRelayed = Math.max(lastRelayed, id);
+      else newEpochs.add(s.feed.epochs[i]);
     });
   }
   assert.ok(lastRelayed > 0, 'events were relayed before the hand-over');
-  const open = newLeader.relay.opens.find((o) => o.epoch === epoch);
-  assert.ok(open, `${newLeader.id} opened a stream in epoch ${epoch}`);
-  assert.equal(open.after, lastRelayed, `the new stream resumes right after the last relayed id (${lastRelayed})`);
+  const terms = [...newEpochs].sort((a, b) => a - b);
+  const first = terms[0];
+  const opener = snaps.find((s) => s.relay.opens.some((o) => o.epoch === first));
+  assert.ok(opener, `a survivor opened the stream in epoch ${first}`);
+  const open = opener.relay.opens.find((o) => o.epoch === first);
+  if (liveOldLeader) {
+    // The old leader is alive and relays until it hears of the new term: the new stream
+    // starts right after the last id the new leader itself delivered, and the few ids the
+    // old one relayed meanwhile are dropped as duplicates (checked below: none twice, none missed).
+    assert.ok(open.after <= lastRelayed && open.after >= lastRelayed - 10, `the new stream resumes after ${open.after}, at most a few ids before the last relayed ${lastRelayed}`);
+  } else {
+    assert.equal(open.after, lastRelayed, `the new stream resumes right after the last relayed id (${lastRelayed})`);
+  }
   assertFeedsClean(snaps);
+  collectDuplicateTerms(snaps, label);
   for (const s of snaps) {
-    assert.ok(s.feed.ids.includes(lastRelayed) && s.feed.ids.includes(lastRelayed + 1), `${s.id} has ${lastRelayed} and ${lastRelayed + 1}`);
     const i = s.feed.ids.indexOf(lastRelayed + 1);
-    assert.equal(s.feed.epochs[i], epoch, `${s.id}: ${lastRelayed + 1} came from the new term`);
+    assert.ok(s.feed.ids.includes(lastRelayed) && i >= 0, `${s.id} has ${lastRelayed} and ${lastRelayed + 1}`);
+    assert.ok(s.feed.epochs[i] > oldEpoch, `${s.id}: ${lastRelayed + 1} came from a new term`);
   }
   await waitForServer(server, (st) => st.openStreams === 1, 'exactly one open SSE stream');
-  const firstNew = newLeader.feed.epochs.indexOf(epoch);
+  const election = opener.elections.find((e) => e.resource === 'sse-relay' && e.epoch === first);
+  const firstNew = opener.feed.epochs.indexOf(first);
   return {
     leader,
     epoch,
     lastRelayed,
-    electedMs: newLeader.resources['sse-relay'].electedAt - t0,
-    resumedMs: newLeader.feed.at[firstNew] - t0,
+    resumedAfter: open.after,
+    terms,
+    electedMs: election ? election.at - t0 : NaN,
+    resumedMs: firstNew >= 0 ? opener.feed.at[firstNew] - t0 : NaN,
     snaps,
   };
+}
+
+/** A row of the timings table from a checkRelayHandover result. */
+export function handoverRow(label, result, note = '') {
+  const churn = result.terms.length > 1 ? `; re-elected after: epochs ${result.terms.join(', ')}` : '';
+  return { label, electedMs: result.electedMs, resumedMs: result.resumedMs, note: `resumed after ${result.resumedAfter} (last relayed ${result.lastRelayed})${churn}${note ? `; ${note}` : ''}` };
+}
+
+/**
+ * A row for a resource other than sse-relay: when the new leader's term began (from its
+ * `elections`) and, for token-refresh, when its first write reached the server.
+ */
+export function termRow(label, leaderSnap, resource, t0, server, fencedResource, extra = '') {
+  const epoch = leaderSnap.resources[resource].epoch;
+  const election = leaderSnap.elections.find((e) => e.resource === resource && e.epoch === epoch);
+  const write = fencedResource ? server.stats().log.find((e) => e.resource === fencedResource && e.epoch === epoch && e.ok) : null;
+  return { label, electedMs: election ? election.at - t0 : NaN, resumedMs: write ? write.at - t0 : NaN, note: `${resource}, epoch ${epoch}, via ${election ? election.reason : '?'}${write ? '; resumed = first fenced write accepted' : ''}${extra ? `; ${extra}` : ''}` };
 }
 
 /** Timings collected over a file, printed at its end. */
@@ -166,6 +278,9 @@ export function timingsTable() {
       console.log(`${title} (ms from the action; not asserted):`);
       for (const r of rows) {
         console.log(`  ${r.label.padEnd(44)} elected ${fmt(r.electedMs)}  stream resumed ${fmt(r.resumedMs)}${r.note ? `  (${r.note})` : ''}`);
+      }
+      if (overlaps.length) {
+        console.log(`  brief double leadership seen while polling (distinct epochs, allowed by invariant 1): ${overlaps.map((o) => `${o.resource} ${o.leaders.join('+')}`).join('; ')}`);
       }
     },
   };

@@ -16,10 +16,16 @@ import {
   FAST,
   assertFeedsClean,
   checkRelayHandover,
+  closeGroup,
+  collectDuplicateTerms,
+  collectFenceDuplicates,
+  handoverRow,
+  termRow,
   openGroup,
   snap,
   snapAll,
   sleep,
+  termViolations,
   timingsTable,
   uniqueNs,
   waitFor,
@@ -33,11 +39,12 @@ const SCREENSHOT = path.join(ARTIFACTS, 'demo-4-tabs.png');
 const README_SCREENSHOT = path.join(HERE, '..', '..', 'web-demo', 'screenshot.png');
 const RESOURCES = ['websocket-owner', 'sse-relay', 'token-refresh'];
 
-describe('demo with Web Locks (headless Chromium, four tabs)', { timeout: 150000 }, () => {
+describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
   let server;
   let browser;
   const timings = timingsTable();
   const counters = [];
+  const fencedNamespaces = [];
 
   before(async () => {
     server = await startServer({ port: 0 });
@@ -49,15 +56,15 @@ describe('demo with Web Locks (headless Chromium, four tabs)', { timeout: 150000
     await server?.close();
     timings.print('hand-over times, Web Locks');
     if (counters.length) {
-      console.log('relayed feed counters per tab (asserted 0 and 0):');
-      for (const c of counters) console.log(`  ${c.label.padEnd(30)} ${c.tabs.map((t) => `${t.id}: missed ${t.missed}, duplicates ${t.duplicates}`).join('; ')}`);
+      console.log('relayed feed counters per tab after each case (asserted 0 and 0):');
+      for (const c of counters) console.log(`  ${c.label.padEnd(28)} ${c.tabs.map((t) => `${t.id} missed ${t.missed} dup ${t.duplicates}`).join(' | ')}`);
     }
   });
 
   const recordCounters = (label, snaps) =>
     counters.push({ label, tabs: snaps.map((s) => ({ id: s.id, missed: s.feed.missed, duplicates: s.feed.duplicates })) });
 
-  /** Checks every resource has one leader among `tabs`, and the server one stream and one socket. */
+  /** Every resource has one stable leader among `tabs`; the server sees one stream and one socket. */
   async function assertSingleLeaders(tabs) {
     const leaders = {};
     for (const resource of RESOURCES) leaders[resource] = (await waitForLeader(tabs, resource)).snap;
@@ -65,62 +72,76 @@ describe('demo with Web Locks (headless Chromium, four tabs)', { timeout: 150000
     return leaders;
   }
 
-  describe('one group: four tabs, then close, crash, logout', () => {
+  /** Waits until `tab` has written once through the fence; returns its snapshot. */
+  const afterFirstWrite = (tab) =>
+    waitFor(async () => {
+      const s = await snap(tab);
+      return s.fenced.some((f) => f.ok) && s;
+    }, { what: `${tab.id} wrote through the fence once` });
+
+  describe('four tabs, then close, crash, logout', () => {
     let tabs;
     const ns = uniqueNs('main');
+    after(() => closeGroup(tabs ?? [], server));
 
     it('four tabs: exactly one leader per resource, one SSE stream and one WebSocket at the server', async () => {
+      fencedNamespaces.push(ns);
       tabs = await openGroup(browser, server, { ns, ids: ['t1', 't2', 't3', 't4'] });
       const leaders = await assertSingleLeaders(tabs);
       for (const resource of RESOURCES) assert.equal(leaders[resource].id, 't1', `${resource}: the first tab to ask leads`);
-      // Stable: still one stream and one leader a moment later, every tab fed without gaps.
       await sleep(600);
       const snaps = await snapAll(tabs);
       for (const resource of RESOURCES) {
-        assert.deepEqual(snaps.filter((s) => s.resources[resource].state === 'leader').map((s) => s.id), ['t1']);
+        assert.deepEqual(snaps.filter((s) => s.resources[resource].state === 'leader').map((s) => s.id), ['t1'], `${resource}: still t1 alone`);
         for (const s of snaps) assert.equal(s.resources[resource].leader, 't1', `${s.id} knows the leader of ${resource}`);
       }
       const st = server.stats();
       assert.equal(st.openStreams, 1, 'one SSE stream for four tabs');
-      assert.equal(st.totalStreams, 1, 'no other stream was ever opened');
+      assert.equal(st.totalStreams, 1, 'and no other stream was ever opened');
       assert.equal(st.openSockets, 1, 'one WebSocket for four tabs');
       for (const s of snaps) {
         assert.ok(s.feed.ids.length >= 3, `${s.id} receives the relayed feed`);
         assert.equal(s.presence.length, 3, `${s.id} sees the three other tabs`);
         assert.equal(s.metrics.mode, 'web-locks');
+        assert.equal(s.relay.relayed > 0, s.id === 't1', `only the leader relays (${s.id})`);
       }
       assertFeedsClean(snaps);
       assert.ok(st.fenced.accepted >= 1, 'the token-refresh leader wrote through the fence');
     });
 
     it('screenshot of the four tabs, with the leader badge in the leader tab', async () => {
-      const shots = [];
       for (const tab of tabs) {
         await tab.page.setViewportSize({ width: 1200, height: 900 });
         await tab.page.evaluate(() => window.__demo.render());
       }
-      await sleep(700); // one more refresh of the page (every 500 ms)
+      await sleep(700); // the page refreshes itself every 500 ms
+      const shots = [];
+      const badgeCount = Object.fromEntries(RESOURCES.map((r) => [r, 0]));
       for (const tab of tabs) {
-        const badges = await tab.page.evaluate(() =>
-          [...document.querySelectorAll('.resource')].map((card) => {
-            const badge = card.querySelector('[data-badge]');
-            const r = badge.getBoundingClientRect();
-            return { resource: card.dataset.resource, text: badge.textContent, leader: badge.classList.contains('leader'), visible: r.width > 0 && r.height > 0 && r.bottom <= innerHeight };
-          }),
-        );
+        const { badges, resources } = await tab.page.evaluate(() => {
+          window.__demo.render();
+          return {
+            resources: window.__demo.resources(),
+            badges: [...document.querySelectorAll('.resource')].map((card) => {
+              const badge = card.querySelector('[data-badge]');
+              const r = badge.getBoundingClientRect();
+              return { resource: card.dataset.resource, text: badge.textContent, leader: badge.classList.contains('leader'), onScreen: r.width > 0 && r.height > 0 && r.bottom <= innerHeight };
+            }),
+          };
+        });
+        assert.equal(badges.length, 3);
         for (const b of badges) {
-          assert.ok(b.visible, `${tab.id}: the ${b.resource} badge is on screen`);
-          if (tab.id === 't1') {
-            assert.equal(b.text, 'LEADER', `${tab.id}: ${b.resource} badge says LEADER`);
-            assert.ok(b.leader, `${tab.id}: ${b.resource} badge is styled as leader`);
-          } else {
-            assert.notEqual(b.text, 'LEADER', `${tab.id} is no leader of ${b.resource}`);
-          }
+          assert.ok(b.onScreen, `${tab.id}: the ${b.resource} badge is on screen`);
+          const leads = resources[b.resource].state === 'leader';
+          assert.equal(b.text === 'LEADER', leads, `${tab.id}: the ${b.resource} badge says LEADER exactly when the tab leads it ("${b.text}")`);
+          assert.equal(b.leader, leads, `${tab.id}: and is styled so`);
+          if (leads) badgeCount[b.resource] += 1;
         }
-        const rows = await tab.page.evaluate(() => document.querySelectorAll('#presence-rows tr').length);
-        assert.equal(rows, 4, `${tab.id} shows four tabs in the presence table`);
-        shots.push((await tab.page.screenshot({ type: 'png' })).toString('base64'));
+        assert.equal(await tab.page.evaluate(() => document.querySelectorAll('#presence-rows tr').length), 4, `${tab.id} lists four tabs`);
+        shots.push({ id: tab.id, leads: RESOURCES.filter((r) => resources[r].state === 'leader'), png: (await tab.page.screenshot({ type: 'png' })).toString('base64') });
       }
+      for (const r of RESOURCES) assert.equal(badgeCount[r], 1, `exactly one tab shows the LEADER badge for ${r}`);
+      assert.ok(shots.some((s) => s.leads.length > 0), 'a leader tab is in the screenshot');
       // Tile the four screenshots (2 x 2) in a blank page of the same browser.
       const mosaic = await browser.openTab('about:blank');
       await mosaic.page.setViewportSize({ width: 1800, height: 1370 });
@@ -128,7 +149,7 @@ describe('demo with Web Locks (headless Chromium, four tabs)', { timeout: 150000
         body{margin:0;background:#cfd5df;display:grid;grid-template-columns:1fr 1fr;gap:10px;padding:10px;font:600 15px system-ui,sans-serif}
         figure{margin:0} img{width:100%;display:block;border-radius:6px;box-shadow:0 2px 8px rgb(0 0 0 / 25%)}
         figcaption{padding:0 0 4px 2px;color:#334}</style>
-        ${shots.map((b64, i) => `<figure><figcaption>tab ${tabs[i].id}${i === 0 ? ' (leader of every resource)' : ''}</figcaption><img src="data:image/png;base64,${b64}"></figure>`).join('')}`);
+        ${shots.map((s) => `<figure><figcaption>tab ${s.id}${s.leads.length === 3 ? ' (leader of every resource)' : s.leads.length ? ` (leader of ${s.leads.join(', ')})` : ''}</figcaption><img src="data:image/png;base64,${s.png}"></figure>`).join('')}`);
       await mosaic.page.waitForFunction(() => [...document.images].every((img) => img.complete && img.naturalWidth > 0));
       const png = await mosaic.page.screenshot({ type: 'png', fullPage: true });
       await mosaic.page.close();
@@ -141,170 +162,175 @@ describe('demo with Web Locks (headless Chromium, four tabs)', { timeout: 150000
     });
 
     it('close the leader: another tab leads at once, the stream resumes after the last relayed id, every tab has every event once', async () => {
-      const before = await snap(tabs[0]);
-      const oldEpoch = before.resources['sse-relay'].epoch;
-      assert.ok(oldEpoch > 0);
-      const survivors = tabs.slice(1);
+      const { tab: leader, snap: leaderSnap } = await waitForLeader(tabs, 'sse-relay');
+      const survivors = tabs.filter((t) => t !== leader);
       const t0 = Date.now();
-      await closeTab(tabs[0]);
-      const result = await checkRelayHandover({ survivors, oldEpoch, t0, server });
+      await closeTab(leader);
+      const result = await checkRelayHandover({ survivors, oldEpoch: leaderSnap.resources['sse-relay'].epoch, t0, server, label: 'close' });
       await assertSingleLeaders(survivors);
-      timings.add({ label: 'close (pagehide)', electedMs: result.electedMs, resumedMs: result.resumedMs, note: `resumed after ${result.lastRelayed}` });
-      recordCounters('after close', result.snaps);
-      tabs = survivors;
+      timings.add(handoverRow('close (graceful, pagehide)', result));
+      recordCounters('close', result.snaps);
     });
 
     it('crash the leader (CDP Page.crash): the same', async () => {
-      const { tab: leader, snap: leaderSnap } = await waitForLeader(tabs, 'sse-relay');
-      const oldEpoch = leaderSnap.resources['sse-relay'].epoch;
-      const survivors = tabs.filter((t) => t !== leader);
+      const survivors0 = tabs.filter((t) => !t.page.isClosed());
+      const { tab: leader, snap: leaderSnap } = await waitForLeader(survivors0, 'sse-relay');
+      const survivors = survivors0.filter((t) => t !== leader);
       const t0 = Date.now();
       const crashed = crashTab(leader);
-      const result = await checkRelayHandover({ survivors, oldEpoch, t0, server });
+      const result = await checkRelayHandover({ survivors, oldEpoch: leaderSnap.resources['sse-relay'].epoch, t0, server, label: 'crash' });
       await crashed;
       await assertSingleLeaders(survivors);
-      timings.add({ label: 'crash (Page.crash)', electedMs: result.electedMs, resumedMs: result.resumedMs, note: `resumed after ${result.lastRelayed}` });
-      recordCounters('after crash', result.snaps);
+      timings.add(handoverRow('crash (CDP Page.crash)', result));
+      recordCounters('crash', result.snaps);
       await leader.page.close().catch(() => {});
-      tabs = survivors;
     });
 
     it('logout closes the stream and clears the relay state in every tab; login starts it again', async () => {
+      const live = tabs.filter((t) => !t.page.isClosed());
+      assert.equal(live.length, 2);
       const cursorKey = `baton/${ns}/relay/v1/sse-relay/cursor`;
-      assert.ok(await tabs[0].page.evaluate((k) => localStorage.getItem(k), cursorKey), 'a cursor is kept while logged in');
-      await tabs[1].page.evaluate(() => window.__demo.logout());
+      assert.ok(await live[0].page.evaluate((k) => localStorage.getItem(k), cursorKey), 'a cursor is kept while logged in');
+      await live[1].page.evaluate(() => window.__demo.logout());
       await waitForServer(server, (st) => st.openStreams === 0, 'the stream closed');
-      await waitFor(async () => (await snapAll(tabs)).every((s) => s.relay.state === 'stopped' && s.relay.lastId === null && s.feed.resets === 1), { what: 'every tab logged out' });
-      assert.equal(await tabs[0].page.evaluate((k) => localStorage.getItem(k), cursorKey), null, 'the cursor is cleared');
-      for (const s of await snapAll(tabs)) assert.equal(s.resources['sse-relay'].state, 'released', `${s.id} no longer competes for the stream`);
+      await waitFor(async () => (await snapAll(live)).every((s) => s.relay.state === 'stopped' && s.relay.lastId === null && s.feed.resets === 1), { what: 'every tab logged out' });
+      assert.equal(await live[0].page.evaluate((k) => localStorage.getItem(k), cursorKey), null, 'the cursor is cleared');
+      for (const s of await snapAll(live)) assert.equal(s.resources['sse-relay'].state, 'released', `${s.id} no longer competes for the stream`);
       await sleep(400);
       assert.equal(server.stats().openStreams, 0, 'no tab reopened it');
 
-      await tabs[0].page.evaluate(() => window.__demo.login('user-2'));
-      const { snap: leader } = await waitForLeader(tabs, 'sse-relay');
+      await live[0].page.evaluate(() => window.__demo.login('user-2'));
+      const { snap: leader } = await waitForLeader(live, 'sse-relay');
       await waitForServer(server, (st) => st.openStreams === 1, 'one stream again');
       const snaps = await waitFor(async () => {
-        const all = await snapAll(tabs);
+        const all = await snapAll(live);
         return all.every((s) => s.relay.session === 'user-2' && s.relay.delivered >= 3) && all;
       }, { what: 'events flowing again in the new session' });
       assertFeedsClean(snaps);
       assert.equal(leader.relay.opens[leader.relay.opens.length - 1].after, null, 'the new session starts from the head, not from the old cursor');
-      recordCounters('after logout + login', snaps);
-      for (const tab of tabs) await closeTab(tab);
-      await waitForServer(server, (st) => st.openStreams === 0 && st.openSockets === 0, 'all closed');
+      recordCounters('logout + login', snaps);
+      collectDuplicateTerms(snaps, 'main group');
     });
   });
 
   describe('frozen leader', () => {
     it('frozen without a freeze event: a follower takes over after the suspect timeout; after thaw the old leader steps down and its fenced write is rejected (409 STALE_OWNER)', async () => {
       const ns = uniqueNs('freeze');
+      fencedNamespaces.push(ns);
       const tabs = await openGroup(browser, server, { ns, ids: ['t1', 't2', 't3', 't4'], query: `${FAST}&swallowFreeze=1` });
-      await assertSingleLeaders(tabs);
-      const [old] = tabs;
-      const before = await waitFor(async () => {
-        const s = await snap(old);
-        return s.fenced.some((f) => f.ok) && s;
-      }, { what: 't1 wrote through the fence once' });
-      const oldEpochs = Object.fromEntries(RESOURCES.map((r) => [r, before.resources[r].epoch]));
-      for (const r of RESOURCES) assert.equal(before.resources[r].state, 'leader', `t1 leads ${r}`);
+      try {
+        await assertSingleLeaders(tabs);
+        const [old, ...survivors] = tabs;
+        const before = await afterFirstWrite(old);
+        const oldEpochs = Object.fromEntries(RESOURCES.map((r) => [r, before.resources[r].epoch]));
+        for (const r of RESOURCES) assert.equal(before.resources[r].state, 'leader', `t1 leads ${r}`);
 
-      // A refresh is under way (the token is being minted) when the tab freezes.
-      assert.equal(await old.page.evaluate(() => window.__demo.beginRefresh('in flight at freeze')), true);
-      const t0 = Date.now();
-      await freezeTab(old);
-      const survivors = tabs.slice(1);
-      const result = await checkRelayHandover({ survivors, oldEpoch: oldEpochs['sse-relay'], t0, server });
-      const refresh = await waitForLeader(survivors, 'token-refresh', { aboveEpoch: oldEpochs['token-refresh'] });
-      const ws = await waitForLeader(survivors, 'websocket-owner', { aboveEpoch: oldEpochs['websocket-owner'] });
-      const newRefreshEpoch = refresh.snap.resources['token-refresh'].epoch;
-      await waitForServer(server, (st) => st.log.some((e) => e.resource === `${ns}/token-refresh` && e.epoch === newRefreshEpoch && e.ok), 'the new leader wrote through the fence');
-      timings.add({ label: 'freeze, no freeze event (suspect timeout)', electedMs: result.electedMs, resumedMs: result.resumedMs, note: `suspectMs 800; resumed after ${result.lastRelayed}` });
-      assert.ok(ws.snap.resources['websocket-owner'].electedAt - t0 > 0);
+        // A refresh is under way (its token is being minted) when the tab freezes.
+        assert.equal(await old.page.evaluate(() => window.__demo.beginRefresh('in flight at freeze')), true);
+        const t0 = Date.now();
+        await freezeTab(old);
+        const result = await checkRelayHandover({ survivors, oldEpoch: oldEpochs['sse-relay'], t0, server, label: 'freeze' });
+        const refresh = await waitForLeader(survivors, 'token-refresh', { aboveEpoch: oldEpochs['token-refresh'] });
+        await waitForLeader(survivors, 'websocket-owner', { aboveEpoch: oldEpochs['websocket-owner'] });
+        const newEpoch = refresh.snap.resources['token-refresh'].epoch;
+        await waitForServer(server, (st) => st.log.some((e) => e.resource === `${ns}/token-refresh` && e.epoch === newEpoch && e.ok), 'the new leader wrote through the fence');
+        timings.add(handoverRow('freeze, no freeze event: sse-relay', result, 'a frozen page is hidden: preferVisible may hand over first'));
+        timings.add(termRow('freeze, no freeze event: token-refresh', refresh.snap, 'token-refresh', t0, server, `${ns}/token-refresh`, 'suspectMs 1500'));
 
-      // Thaw (and show) the old leader: its in-flight write goes out with the stale epoch.
-      await thawTab(old, { show: true });
-      await waitForServer(
-        server,
-        (st) => st.log.some((e) => e.resource === `${ns}/token-refresh` && e.owner === 't1' && e.epoch === oldEpochs['token-refresh'] && !e.ok),
-        "the server rejected the thawed leader's write",
-      );
-      const rejected = server.stats().log.filter((e) => e.resource === `${ns}/token-refresh` && e.owner === 't1' && !e.ok);
-      assert.ok(rejected.every((e) => e.highest >= newRefreshEpoch), 'rejected against the newer epoch');
-      const thawed = await waitFor(async () => {
-        const s = await snap(old);
-        return RESOURCES.every((r) => s.resources[r].state === 'follower') && s.fenced.some((f) => f.error === 'STALE_OWNER') && s;
-      }, { what: 't1 is a follower everywhere and saw STALE_OWNER' });
-      const reasons = thawed.log.filter((t) => t.from === 'leader').map((t) => t.reason);
-      assert.ok(reasons.length >= 3 && reasons.every((r) => ['stalled', 'lock-lost', 'abdicate'].includes(r)), `t1 stepped down as a stalled leader: ${reasons}`);
-      // One leader per resource again among all four, one stream, one socket; no tab missed or repeated an event.
-      await assertSingleLeaders(tabs);
-      const snaps = await snapAll(tabs);
-      assertFeedsClean(snaps);
-      recordCounters('freeze, no freeze event', snaps);
-      for (const tab of tabs) await closeTab(tab);
-      await waitForServer(server, (st) => st.openStreams === 0 && st.openSockets === 0, 'all closed');
+        // Thaw (and show) the old leader: its in-flight write goes out with the stale epoch.
+        await thawTab(old, { show: true });
+        const isStale = (e) => e.resource === `${ns}/token-refresh` && e.owner === 't1' && e.epoch === oldEpochs['token-refresh'] && e.effect.includes('in flight at freeze') && !e.ok;
+        await waitForServer(server, (st) => st.log.some(isStale), "the server rejected the thawed leader's write");
+        for (const e of server.stats().log.filter(isStale)) assert.ok(e.highest >= newEpoch, `rejected against the newer epoch ${newEpoch}`);
+        const thawed = await waitFor(async () => {
+          const s = await snap(old);
+          return RESOURCES.every((r) => s.resources[r].state === 'follower') && s.fenced.some((f) => f.error === 'STALE_OWNER' && f.status === 409) && s;
+        }, { what: 't1 is a follower everywhere and was answered 409 STALE_OWNER' });
+        const reasons = thawed.log.filter((t) => t.from === 'leader').map((t) => t.reason);
+        assert.ok(reasons.length >= 3 && reasons.every((r) => ['stalled', 'lock-lost', 'abdicate', 'prefer-visible'].includes(r)), `t1 stepped down as a stalled (or hidden) leader: ${reasons}`);
+        // One leader per resource among all four again, one stream, one socket; no tab missed or repeated an event.
+        await assertSingleLeaders(tabs);
+        const snaps = await snapAll(tabs);
+        assertFeedsClean(snaps);
+        recordCounters('freeze, no freeze event', snaps);
+        collectDuplicateTerms(snaps, 'freeze group');
+      } finally {
+        await closeGroup(tabs, server);
+      }
     });
 
-    it('frozen with the freeze event: the leader steps down in its freeze handler and a follower takes over; the stale write is rejected too', async () => {
+    it('frozen with the freeze event: the leader steps down in its freeze handler and a follower takes over; its stale write is rejected too', async () => {
       const ns = uniqueNs('freeze-event');
+      fencedNamespaces.push(ns);
       const tabs = await openGroup(browser, server, { ns, ids: ['t1', 't2', 't3'] });
-      await assertSingleLeaders(tabs);
-      const [old] = tabs;
-      const before = await waitFor(async () => {
-        const s = await snap(old);
-        return s.fenced.some((f) => f.ok) && s;
-      }, { what: 't1 wrote through the fence once' });
-      assert.equal(await old.page.evaluate(() => window.__demo.beginRefresh('in flight at freeze')), true);
-      const t0 = Date.now();
-      await freezeTab(old);
-      const survivors = tabs.slice(1);
-      const result = await checkRelayHandover({ survivors, oldEpoch: before.resources['sse-relay'].epoch, t0, server });
-      const refresh = await waitForLeader(survivors, 'token-refresh', { aboveEpoch: before.resources['token-refresh'].epoch });
-      const newRefreshEpoch = refresh.snap.resources['token-refresh'].epoch;
-      await waitForServer(server, (st) => st.log.some((e) => e.resource === `${ns}/token-refresh` && e.epoch === newRefreshEpoch && e.ok), 'the new leader wrote through the fence');
-      const how = result.snaps.find((s) => s.id === result.leader.id).log.filter((t) => t.resource === 'sse-relay' && t.to === 'candidate').pop();
-      timings.add({ label: 'freeze, with freeze event', electedMs: result.electedMs, resumedMs: result.resumedMs, note: `new leader via ${how && how.reason}` });
-      await thawTab(old, { show: true });
-      await waitForServer(server, (st) => st.log.some((e) => e.resource === `${ns}/token-refresh` && e.owner === 't1' && !e.ok), "the server rejected the thawed leader's write");
-      const thawed = await snap(old);
-      const reasons = thawed.log.filter((t) => t.from === 'leader').map((t) => t.reason);
-      assert.ok(reasons.length >= 3 && reasons.every((r) => r === 'frozen'), `t1 stepped down when it froze: ${reasons}`);
-      await assertSingleLeaders(tabs);
-      const snaps = await snapAll(tabs);
-      assertFeedsClean(snaps);
-      recordCounters('freeze, with freeze event', snaps);
-      for (const tab of tabs) await closeTab(tab);
-      await waitForServer(server, (st) => st.openStreams === 0 && st.openSockets === 0, 'all closed');
+      try {
+        await assertSingleLeaders(tabs);
+        const [old, ...survivors] = tabs;
+        const before = await afterFirstWrite(old);
+        assert.equal(await old.page.evaluate(() => window.__demo.beginRefresh('in flight at freeze')), true);
+        const t0 = Date.now();
+        await freezeTab(old);
+        const result = await checkRelayHandover({ survivors, oldEpoch: before.resources['sse-relay'].epoch, t0, server, label: 'freeze event' });
+        const refresh = await waitForLeader(survivors, 'token-refresh', { aboveEpoch: before.resources['token-refresh'].epoch });
+        const newEpoch = refresh.snap.resources['token-refresh'].epoch;
+        await waitForServer(server, (st) => st.log.some((e) => e.resource === `${ns}/token-refresh` && e.epoch === newEpoch && e.ok), 'the new leader wrote through the fence');
+        const how = result.snaps.find((s) => s.id === result.leader.id).log.filter((t) => t.resource === 'sse-relay' && t.to === 'candidate').pop();
+        timings.add(handoverRow('freeze, with freeze event: sse-relay', result, `new leader via ${how && how.reason}`));
+        timings.add(termRow('freeze, with freeze event: token-refresh', refresh.snap, 'token-refresh', t0, server, `${ns}/token-refresh`));
+        await thawTab(old, { show: true });
+        await waitForServer(server, (st) => st.log.some((e) => e.resource === `${ns}/token-refresh` && e.owner === 't1' && e.epoch === before.resources['token-refresh'].epoch && e.effect.includes('in flight at freeze') && !e.ok), "the server rejected the thawed leader's in-flight write");
+        const reasons = (await snap(old)).log.filter((t) => t.from === 'leader').map((t) => t.reason);
+        assert.deepEqual(reasons, ['frozen', 'frozen', 'frozen'], 't1 stepped down when it froze');
+        await assertSingleLeaders(tabs);
+        const snaps = await snapAll(tabs);
+        assertFeedsClean(snaps);
+        recordCounters('freeze with freeze event', snaps);
+        collectDuplicateTerms(snaps, 'freeze-event group');
+      } finally {
+        await closeGroup(tabs, server);
+      }
     });
   });
 
   it('a hidden leader hands over to a tab that becomes visible, for the resources that preferVisible', async () => {
-    // Hidden tabs' timers run about once a second: a suspect timeout above that.
-    const query = FAST.replace('heartbeatMs=200', 'heartbeatMs=500').replace('suspectMs=800', 'suspectMs=2500');
+    // Hidden tabs' timers run about once a second: a suspect timeout well above that.
+    const query = FAST.replace('heartbeatMs=250', 'heartbeatMs=500').replace('suspectMs=1500', 'suspectMs=3000');
     const ns = uniqueNs('visible');
     const tabs = await openGroup(browser, server, { ns, ids: ['t1', 't2', 't3'], query });
-    await assertSingleLeaders(tabs);
-    const [t1, t2, t3] = tabs;
-    await hideTab(t2);
-    await hideTab(t3);
-    await hideTab(t1);
-    await waitFor(async () => (await snapAll(tabs)).every((s) => s.visibility === 'hidden'), { what: 'all three hidden' });
-    await sleep(1500);
-    const hidden = await snapAll(tabs);
-    for (const r of RESOURCES) assert.equal(hidden[0].resources[r].state, 'leader', `with no visible tab, hidden t1 keeps ${r}`);
-    const oldEpoch = hidden[0].resources['sse-relay'].epoch;
-    const t0 = Date.now();
-    await showTab(t3);
-    const result = await checkRelayHandover({ survivors: tabs, oldEpoch, t0, server });
-    assert.equal(result.leader, t3, 'the tab that became visible leads sse-relay');
-    const ws = await waitForLeader(tabs, 'websocket-owner', { aboveEpoch: hidden[0].resources['websocket-owner'].epoch });
-    assert.equal(ws.tab, t3, 'and websocket-owner');
-    const refresh = await waitForLeader(tabs, 'token-refresh');
-    assert.equal(refresh.tab, t1, 'token-refresh (no preferVisible) stays with hidden t1');
-    await waitForServer(server, (st) => st.openStreams === 1 && st.openSockets === 1, 'one stream and one socket');
-    timings.add({ label: 'hidden leader -> visible tab (preferVisible)', electedMs: result.electedMs, resumedMs: result.resumedMs, note: `resumed after ${result.lastRelayed}` });
-    recordCounters('hidden -> visible', result.snaps);
-    for (const tab of tabs) await closeTab(tab);
-    await waitForServer(server, (st) => st.openStreams === 0 && st.openSockets === 0, 'all closed');
+    try {
+      await assertSingleLeaders(tabs);
+      const [t1, t2, t3] = tabs;
+      await hideTab(t2);
+      await hideTab(t3);
+      await hideTab(t1);
+      await waitFor(async () => (await snapAll(tabs)).every((s) => s.visibility === 'hidden'), { what: 'all three hidden' });
+      await sleep(1500);
+      const hidden = await snapAll(tabs);
+      for (const r of RESOURCES) assert.equal(hidden[0].resources[r].state, 'leader', `with no visible tab, hidden t1 keeps ${r}`);
+      const t0 = Date.now();
+      await showTab(t3);
+      const result = await checkRelayHandover({ survivors: tabs, oldEpoch: hidden[0].resources['sse-relay'].epoch, t0, server, label: 'visible', liveOldLeader: true });
+      assert.equal(result.leader, t3, 'the tab that became visible leads sse-relay');
+      const ws = await waitForLeader(tabs, 'websocket-owner', { aboveEpoch: hidden[0].resources['websocket-owner'].epoch });
+      assert.equal(ws.tab, t3, 'and websocket-owner');
+      const refresh = await waitForLeader(tabs, 'token-refresh');
+      assert.equal(refresh.tab, t1, 'token-refresh (no preferVisible) stays with hidden t1');
+      await waitForServer(server, (st) => st.openStreams === 1 && st.openSockets === 1, 'one stream and one socket');
+      timings.add(handoverRow('hidden leader -> tab made visible', result));
+      recordCounters('hidden -> visible', result.snaps);
+    } finally {
+      await closeGroup(tabs, server);
+    }
+  });
+
+  // Invariant 2 (DESIGN.md): every term has an epoch above every earlier one. Checked over
+  // every hand-over above (each tab's transition log, and the server's fence log). Marked
+  // `todo` because the core violates it on this machine: after a graceful goodbye, followers
+  // steal the lock 200 ms (steal_grace_ms) later when their own grant callback is late, and
+  // two tabs end up with one epoch (the localStorage counter read by the thief does not yet
+  // show the other tab's write). The failure details print below; see the hand-off report.
+  it('invariant 2: no epoch was issued to two tabs in any hand-over above', { todo: 'core: steal after goodbye can issue one epoch twice' }, () => {
+    for (const ns of fencedNamespaces) collectFenceDuplicates(server.stats(), `${ns}/token-refresh`, ns);
+    assert.deepEqual(termViolations, []);
   });
 });

@@ -1,0 +1,415 @@
+// Turns the raw results of bench/run.mjs into the target check (printed) and bench/RESULTS.md.
+import { summarize, ms, num, kb, triple } from './stats.mjs';
+
+const KB20 = 20 * 1024;
+const trialsOf = (list) => (list || []).filter((r) => r && r.trial !== undefined);
+const errorsOf = (list) => (list || []).filter((r) => r && r.error).map((r) => r.error);
+const unsettledOf = (list) => (list || []).reduce((n, r) => n + (r && r.unsettled ? r.unsettled : 0), 0);
+const stat = (list, key) => summarize(trialsOf(list).map((r) => r[key]));
+const labelOf = (r, key) => r.subjects.find((s) => s.key === key)?.label ?? key;
+const yes = (ok) => (ok === null ? 'n/a' : ok ? '**met**' : '**missed**');
+const signed = (v) => (v === null || v === undefined ? '–' : `${v > 0 ? '+' : ''}${v.toFixed(1)} ms`);
+
+/** Every target of issue 5, with the measured value and how far it is. */
+export function evaluateTargets(r) {
+  const t = [];
+  const d = r.batonDefaults;
+  if (r.handover) {
+    for (const kind of ['close', 'crash']) {
+      const h = r.handover[kind];
+      const b = stat(h.baton, 'fromCommand');
+      const bare = stat(h['bare-locks'], 'fromCommand');
+      const bc = stat(h['broadcast-channel'], 'fromCommand');
+      const te = stat(h['tab-election'], 'fromCommand');
+      const bound = bare.p95 === null ? null : bare.p95 + 5;
+      const peerBest = Math.min(...[bc.p95, te.p95].filter((v) => v !== null));
+      const ok = b.p95 !== null && bound !== null && b.p95 <= bound && b.p95 <= peerBest && b.missing === 0;
+      t.push({
+        id: `handover-${kind}`,
+        target: `Hand-over on ${kind} (Web Locks, ${r.config.tabs} tabs): p95 within 5 ms of bare navigator.locks, and no slower than either peer`,
+        measured: `Baton p95 ${ms(b.p95)} (median ${ms(b.median)}); bare p95 ${ms(bare.p95)}; broadcast-channel p95 ${ms(bc.p95)}; tab-election p95 ${ms(te.p95)}`,
+        ok,
+        far: b.p95 === null ? 'no figures' : `${signed(b.p95 - bound)} vs bare + 5 ms; ${signed(b.p95 - peerBest)} vs the faster peer`,
+      });
+    }
+  }
+  for (const variant of ['frozen', 'frozenSilent']) {
+    if (!r[variant]) continue;
+    for (const key of ['baton', 'baton-broadcast', 'baton-lease']) {
+      const list = r[variant][key];
+      if (!list) continue;
+      const s = stat(list, 'replacedAfter');
+      const bound = d.suspectMs + 1000;
+      const trials = trialsOf(list);
+      const maxEffective = Math.max(0, ...trials.map((x) => x.effective));
+      const ok = trials.length > 0 && s.missing === 0 && s.max <= bound && maxEffective <= 1;
+      t.push({
+        id: `${variant}-${key}`,
+        target: `Frozen leader${variant === 'frozenSilent' ? ' (silent: no lifecycle events)' : ''}, ${labelOf(r, key)}: replaced within suspect timeout + 1 s (${bound} ms), zero effective split brain after thaw`,
+        measured: `replaced ${s.n}/${trials.length}, max ${ms(s.max)} (median ${ms(s.median)}); most effective leaders after thaw: ${maxEffective}`,
+        ok,
+        far: s.missing ? `${s.missing} trial(s) not replaced within ${r.config.frozenWaitMs} ms` : `${signed(s.max - bound)} vs the bound`,
+      });
+    }
+  }
+  if (r.fallback) {
+    const bcCrash = stat(r.fallback.crash['broadcast-channel-fallback'], 'fromCommand');
+    for (const key of ['baton-broadcast', 'baton-lease']) {
+      const c = stat(r.fallback.close[key], 'fromCommand');
+      t.push({
+        id: `fallback-close-${key}`,
+        target: `Fallback, ${labelOf(r, key)}: graceful hand-over under 100 ms (p95, from the close command)`,
+        measured: `p95 ${ms(c.p95)} (median ${ms(c.median)}; from pagehide p95 ${ms(stat(r.fallback.close[key], 'fromPagehide').p95)})`,
+        ok: c.p95 !== null && c.missing === 0 && c.p95 < 100,
+        far: c.p95 === null ? 'no figures' : signed(c.p95 - 100),
+      });
+      const k = stat(r.fallback.crash[key], 'fromCommand');
+      const bound = d.suspectMs + d.heartbeatMs;
+      t.push({
+        id: `fallback-crash-${key}`,
+        target: `Fallback, ${labelOf(r, key)}: crash hand-over under takeoverMs + heartbeatMs (${bound} ms) and faster than broadcast-channel's fallback`,
+        measured: `p95 ${ms(k.p95)}, max ${ms(k.max)} (median ${ms(k.median)}); broadcast-channel fallback p95 ${ms(bcCrash.p95)} (median ${ms(bcCrash.median)})`,
+        ok: k.p95 !== null && k.missing === 0 && k.max < bound && bcCrash.p95 !== null && k.p95 < bcCrash.p95,
+        far: k.p95 === null ? 'no figures' : `max ${signed(k.max - bound)} vs the bound; p95 ${signed(k.p95 - bcCrash.p95)} vs broadcast-channel`,
+      });
+    }
+  }
+  if (r.size) {
+    const s = r.size.shipped.gzip;
+    t.push({
+      id: 'size',
+      target: 'Size: JS + wasm at most 20 KB gzip (20480 B)',
+      measured: `js-glue/dist/index.js ${s} B gzip (${kb(s)}); ${r.size.shipped.raw} B raw`,
+      ok: s <= KB20,
+      far: `${kb(s - KB20)} over (${(s / KB20).toFixed(2)}×)`,
+    });
+  }
+  if (r.idle) {
+    for (const key of ['baton', 'baton-broadcast', 'baton-lease']) {
+      const rows = (r.idle[key] || []).filter((x) => x.tabs);
+      if (!rows.length) continue;
+      const tol = 1 + 1 / (r.config.idleWindowMs / 1000);
+      const worst = Math.max(...rows.flatMap((x) => x.tabs.filter((tab) => !tab.leader).map((tab) => tab.wakeups)));
+      const g = growth(rows, 'delivered');
+      t.push({
+        id: `idle-${key}`,
+        target: `Idle, ${labelOf(r, key)}: a follower wakes at most once per second; total channel deliveries grow linearly with tabs`,
+        measured: `busiest follower ${num(worst, 2)} wake-ups/s; deliveries ${rows.map((x) => `${num(sumOf(x, 'delivered'), 1)}/s at N=${x.n}`).join(', ')} (growth exponent ${num(g, 2)})`,
+        ok: worst <= tol && g !== null && g <= 1.25,
+        far: `wake-ups ${worst <= tol ? 'within' : 'over'} 1/s (measurement tolerance ${num(tol, 2)}); deliveries ${g === null ? '?' : g <= 1.25 ? 'linear' : 'superlinear'} (exponent ${num(g, 2)}; 1 = linear, 2 = quadratic)`,
+      });
+    }
+  }
+  return t;
+}
+
+const sumOf = (row, k) => row.tabs.reduce((s, t) => s + t[k], 0);
+/**
+ * Exponent k of the growth of a total between the two largest N, against N - 1 (the number of
+ * receivers of one broadcast): one leader broadcasting grows as (N - 1)^1, every tab
+ * broadcasting as N(N - 1), about (N - 1)^2 (exactly 1.95 between 10 and 50 tabs).
+ */
+function growth(rows, k) {
+  if (rows.length < 2) return null;
+  const [a, b] = rows.slice(-2);
+  const va = sumOf(a, k);
+  const vb = sumOf(b, k);
+  if (va <= 0 || vb <= 0) return vb <= 0 ? 0 : null;
+  return Math.log(vb / va) / Math.log((b.n - 1) / (a.n - 1));
+}
+
+export function renderTargets(r) {
+  const lines = [`Targets (${r.mode} mode, ${r.date}):`];
+  for (const x of evaluateTargets(r)) {
+    lines.push(`  [${x.ok === null ? ' n/a ' : x.ok ? '  met ' : 'MISSED'}] ${x.target}`);
+    lines.push(`           measured: ${x.measured}`);
+    lines.push(`           how far:  ${x.far}`);
+  }
+  return lines.join('\n');
+}
+
+// ------------------------------------------------------------------------------ markdown
+
+function table(head, rows) {
+  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
+}
+
+const splitOf = (list) => (list || []).reduce((n, r) => n + (r && r.split ? r.split : 0), 0);
+function issues(list) {
+  const e = errorsOf(list);
+  const u = unsettledOf(list);
+  const split = splitOf(list);
+  const parts = [];
+  if (split) parts.push(`${split}× two or more tabs kept leading at once (for 4 s) between trials: tabs replaced`);
+  if (u - split) parts.push(`${u - split}× no single leader in time between trials: tabs replaced`);
+  if (e.length) parts.push(`error: ${e.join('; ').slice(0, 160)}`);
+  return parts.join('; ');
+}
+
+function handoverSection(r, h, keys, title, kindNote) {
+  const rows = keys.filter((k) => h.close[k] || h.crash[k]).map((k) => [
+    labelOf(r, k),
+    triple(stat(h.close[k], 'fromCommand')),
+    triple(stat(h.close[k], 'fromPagehide')),
+    triple(stat(h.close[k], 'pagehideWork'), (v) => ms(v, 1)),
+    triple(stat(h.crash[k], 'fromCommand')),
+    [issues(h.close[k]), issues(h.crash[k])].filter(Boolean).join('; ') || '',
+  ]);
+  return `### ${title}\n\n${kindNote}\n\n${table(
+    ['library', 'close: command → next leader', 'close: pagehide → next leader', "leaving tab's own pagehide work", 'crash: command → next leader', 'notes'],
+    rows,
+  )}\n`;
+}
+
+function frozenSection(r) {
+  const out = [];
+  for (const [variant, title, note] of [
+    ['frozen', 'Frozen leader (real freeze: CDP Page.setWebLifecycleState frozen)', 'Chromium fires `visibilitychange` (hidden) and `freeze` in the frozen tab; its timers stop, BroadcastChannel messages are still handled.'],
+    ['frozenSilent', 'Frozen leader, silent (the same freeze, lifecycle events hidden from the library)', 'The page\'s `freeze`, `resume` and `visibilitychange` events are stopped before the library sees them (`?freeze=silent`), as for a tab that stalls without notice; only its timers stop. The peers do not listen to lifecycle events, so for them this is the same as the row above; only Baton is run.'],
+  ]) {
+    const f = r[variant];
+    if (!f) continue;
+    const rows = Object.keys(f).map((k) => {
+      const trials = trialsOf(f[k]);
+      const s = stat(f[k], 'replacedAfter');
+      const maxOf = (key) => (trials.length ? Math.max(...trials.map((x) => x[key])) : null);
+      const never = trials.filter((x) => x.replacedAfter === null).length;
+      return [
+        labelOf(r, k),
+        `${trials.length - never}/${trials.length}`,
+        s.n ? triple(s) : `never within ${ms(r.config.frozenWaitMs)}`,
+        `${maxOf('believersAtThaw')} / ${maxOf('effectiveAtThaw')}`,
+        `${maxOf('believers')} / ${maxOf('effective')}`,
+        `${trials.filter((x) => x.oldStillLeads).length}/${trials.length}`,
+        [trials.some((x) => !x.freezeSeen) ? 'freeze event not seen in some trials' : '', issues(f[k])].filter(Boolean).join('; '),
+      ];
+    });
+    out.push(`### ${title}\n\n${note} Waited up to ${ms(r.config.frozenWaitMs)} for another tab to lead, thawed, counted the tabs that believe they lead at once and after ${ms(r.config.frozenSettleMs)}. Effective leaders: believers a fence accepts (Baton: only the highest epoch; the peers have no fencing, so every believer counts).\n\n${table(
+      ['library', 'replaced', 'freeze → next leader (median / p95 / max)', 'believers / effective at thaw (max)', `believers / effective after ${ms(r.config.frozenSettleMs, 0)} (max)`, 'old leader still leads after settle', 'notes'],
+      rows,
+    )}\n`);
+  }
+  return out.join('\n');
+}
+
+function startupSection(r) {
+  const s = r.startup;
+  const rows = Object.keys(s).filter((k) => k !== 'baton-init').map((k) => {
+    const list = s[k].filter((x) => !x.error);
+    const st = (key) => summarize(list.map((x) => x[key]));
+    return [
+      labelOf(r, k),
+      triple(st('toLeader')),
+      triple(st('toEntry')),
+      list.some((x) => x.wasmInstantiate !== null) ? triple(st('wasmInstantiate')) : 'no wasm',
+      s[k].filter((x) => x.error).map((x) => x.error).join('; '),
+    ];
+  });
+  const init = (s['baton-init'] || []).filter((x) => x.init);
+  const cold = summarize(init.map((x) => x.init.times[0]));
+  const warm = summarize(init.flatMap((x) => x.init.times.slice(1)));
+  const inst = summarize(init.map((x) => x.init.wasm[0]));
+  return `## Start-up (one tab alone)\n\nA fresh tab with fresh names, loaded from the local server (no cache: the server sends \`no-store\`); times from navigation start (\`performance.timeOrigin\`). "Entry runs" is when the page's bundled entry starts executing, i.e. after its imports were evaluated (for Baton: after \`await load()\`, the wasm core's instantiation, at module top level). "wasm instantiate" is \`WebAssembly.instantiate\` of the embedded binary, timed by wrapping it in the page.\n\n${table(
+    ['library', 'navigation → first leader (median / p95 / max)', 'navigation → entry runs', 'wasm instantiate', 'notes'],
+    rows,
+  )}\n\nThe core's module init alone (\`bench/pages/baton-init.html\`: \`await createBatonCore()\`, i.e. base64 decode of the embedded ${r.size ? `${r.size.wasm.raw}-byte` : ''} binary, \`WebAssembly.instantiate\`, embind type registration), ${init.length} page loads: cold (first in the page) ${triple(cold)}; again in the same page ${triple(warm)}; of which \`WebAssembly.instantiate\` (cold) ${triple(inst)}.\n`;
+}
+
+function sizeSection(r) {
+  const s = r.size;
+  const row = (name, m, note = '') => [name, `${m.raw}`, `${m.gzip}`, kb(m.gzip), note];
+  const main = table(['what', 'raw bytes', 'gzip bytes', 'gzip', 'notes'], [
+    row('**Baton: js-glue/dist/index.js, as shipped (JS + embedded wasm)**', s.shipped, 'everything; target 20 KB gzip'),
+    row('— of which JS (the file without the base64 payload)', s.jsOnly),
+    row('— of which the wasm, embedded as base64', s.wasmBase64, 'base64 compresses worse than the binary'),
+    row('the wasm binary itself (if served as a separate .wasm)', s.wasm),
+    row('— JS: Emscripten + embind runtime (build/wasm/baton-core.js minified, no payload)', s.runtime),
+    row('— JS: the glue (js-glue/src bundled, core external)', s.glue, 'API layers, relay, lease, IndexedDB, options'),
+    row('Baton, app importing only `createBaton` (tree-shaken bundle)', s.app.baton, 'wasm included'),
+    row(`broadcast-channel (\`BroadcastChannel\` + \`createLeaderElection\`)`, s.app['broadcast-channel'], 'bundled from node_modules, minified'),
+    row('tab-election (`Tab`)', s.app['tab-election'], 'bundled from node_modules, minified'),
+    row('bare navigator.locks election', s.app['bare-locks'], 'a dozen lines'),
+  ]);
+  const sections = table(['wasm section', 'bytes'], s.sections.map((x) => [x.name, `${x.bytes}`]));
+  let code = '';
+  if (s.code) {
+    code = `\nThe code section by origin (from a \`--profiling-funcs\` build of the same sources with the same flags, build/bench-wasm-names/, whose code section is ${s.code.sameCode ? 'byte-for-byte the same size as' : '**not** the same size as'} the shipped one; ${s.code.functions} functions; attribution by demangled name, so code inlined into a caller counts for the caller):\n\n${table(
+      ['origin', 'code bytes', 'functions'],
+      s.code.groups.map((g) => [g.label, `${g.bytes}`, `${g.functions}`]),
+    )}\n\nLargest functions: ${s.code.biggest.slice(0, 8).map((f) => `\`${f.name}\` ${f.bytes} B`).join(', ')}.\n`;
+  }
+  const glue = table(['js-glue/src file (minified alone)', 'raw', 'gzip'], s.glueFiles.map((f) => [f.file, `${f.raw}`, `${f.gzip}`]));
+  return `## Size\n\nBytes an app ships for leader election, measured from the built files (gzip: zlib level 9). The peers are bundled with esbuild with the same settings as the package (ESM, minified, ES2020).\n\n${main}\n\nWhere Baton's wasm bytes go, by section (binary ${s.wasm.raw} B):\n\n${sections}\n${code}\nThe glue by source file (each file minified on its own; gzip of the parts is more than the gzip of the bundle):\n\n<details><summary>${s.glueFiles.length} files</summary>\n\n${glue}\n\n</details>\n`;
+}
+
+function idleSection(r) {
+  const rows = [];
+  for (const k of Object.keys(r.idle)) {
+    for (const x of r.idle[k]) {
+      if (x.error) { rows.push([labelOf(r, k), '–', '–', '–', '–', '–', '–', '–', `error: ${x.error.slice(0, 120)}`]); continue; }
+      const followers = x.tabs.filter((t) => !t.leader);
+      const leader = x.tabs.find((t) => t.leader);
+      const fw = summarize(followers.map((t) => t.wakeups));
+      const fc = summarize(followers.map((t) => t.cpuMs));
+      rows.push([
+        labelOf(r, k),
+        `${x.n}${x.leaders > 1 ? ` (${x.leaders} leaders!)` : ''}`,
+        num(sumOf(x, 'posted'), 1),
+        num(sumOf(x, 'delivered'), 1),
+        leader ? num(leader.wakeups, 2) : '–',
+        `${num(fw.median, 2)} / ${num(fw.max, 2)}`,
+        leader ? num(leader.cpuMs, 3) : '–',
+        `${num(fc.mean, 3)} / ${num(fc.max, 3)}`,
+        num(sumOf(x, 'cpuMs') / x.n, 3),
+      ]);
+    }
+  }
+  const growthRows = Object.keys(r.idle).map((k) => {
+    const ok = r.idle[k].filter((x) => x.tabs);
+    return [labelOf(r, k), num(growth(ok, 'posted'), 2), num(growth(ok, 'delivered'), 2), num(growth(ok, 'cpuMs'), 2)];
+  });
+  const ns = r.config.idleNs;
+  return `## Idle cost\n\nN tabs of one library in **one window** (N = ${ns.join(', ')}; 50 windows would be heavy on 2 cores, and for idle cost several tabs per window are fine), one leader. ${r.mode === 'quick' ? 'Quick mode: all libraries at once in one browser, so the CPU figures are not comparable. ' : ''}Each library gets ${r.mode === 'quick' ? '(in full mode)' : ''} a fresh browser launched with \`--disable-background-timer-throttling --disable-renderer-backgrounding --disable-backgrounding-occluded-windows\`: the background tabs of a window are hidden, and unthrottled they run the timers each library asks for (throttled, Chromium would align every hidden timer to 1 s anyway). The tabs are opened four at a time (broadcast-channel's fallback elector one by one: it elects several leaders when tabs start at the same moment). After the tabs were open and one leader settled, ${ms(r.config.idleWarmupMs, 0)} warm-up, then counters were read in every tab, again ${ms(r.config.idleWindowMs, 0)} later, and turned into rates. Counters (bench/pages/instrument.js, loaded before the library): channel messages posted (\`BroadcastChannel.prototype.postMessage\` wrapped) and delivered (a counting listener on every channel object), timer wake-ups (\`setTimeout\`/\`setInterval\` callbacks run), CPU per tab (CDP \`Performance.getMetrics\` \`TaskDuration\` delta of the tab's main thread, thread time, in ms per second).\n\n${table(
+    ['library', 'N', 'posted/s (all tabs)', 'delivered/s (all tabs)', 'leader wake-ups/s', 'follower wake-ups/s (median / max)', 'leader CPU ms/s', 'follower CPU ms/s (mean / max)', 'CPU ms/s per tab (mean)'],
+    rows,
+  )}\n\nGrowth between the two largest N, as an exponent k of (N − 1), the number of receivers of one broadcast (total ∝ (N − 1)^k: 1 = linear, as when only the leader broadcasts; about 2 = quadratic, as when every tab broadcasts to every other; 0 = flat):\n\n${table(['library', 'posted', 'delivered', 'CPU (all tabs)'], growthRows)}\n`;
+}
+
+function throughputSection(r) {
+  const t = r.throughput;
+  const ratio = (w) => (w ? `${(t.native.decodeStep / w).toFixed(1)}×` : '–');
+  return `## Core throughput\n\nFrames per second, best of two rounds for the wasm paths. The workload of bench/core_throughput.cc: a ${t.native.frameBytes}-byte heartbeat of a leader holding two terms, fed to a follower that joined both resources, ${t.frames} frames. Native: build/native/bench/baton_bench_core (RelWithDebInfo, -O2). WebAssembly: bench/wasm-throughput.mjs in Node ${r.machine.node}, the shipped MinSizeRel (-Oz) build, the same frames (encoded in JS exactly as wire::encode does: ${t.wasm.frameBytes} bytes, ${t.wasm.raw.malformed} malformed).\n\n${table(['path', 'frames/s', 'native ÷ this'], [
+    ['native: decode only', num(t.native.decode, 0), ''],
+    ['native: decode + step', num(t.native.decodeStep, 0), '1.0×'],
+    ['wasm: embind method straight (`core.raw._message`): boundary + decode + step', num(t.wasm.raw.framesPerSecond, 0), ratio(t.wasm.raw.framesPerSecond)],
+    ['wasm through the glue\'s Core wrapper (`message()`, effects copied out)', num(t.wasm.glue.framesPerSecond, 0), ratio(t.wasm.glue.framesPerSecond)],
+    [`wasm through a whole Baton (tab-baton/testing fakes: channel event with structured clone, runtime queue, timer re-arm; ${t.wasm.baton.frames} frames)`, num(t.wasm.baton.framesPerSecond, 0), ratio(t.wasm.baton.framesPerSecond)],
+  ])}\n\nA tab receives a heartbeat per second per leader it follows, so even the slowest path is some ${Math.round((t.wasm.baton.framesPerSecond || 0) / 1000)} thousand times what an idle follower needs.\n`;
+}
+
+function diagnoseSection(r) {
+  const list = trialsOf(r.diagnose).filter((x) => x.total !== undefined);
+  if (!list.length) return '';
+  const st = (k) => {
+    const s = summarize(list.map((x) => x[k]));
+    return s.n ? triple(s) : 'did not occur';
+  };
+  return `## Where Baton's close hand-over goes (diagnostic)\n\nThe Web Locks close hand-over again, ${list.length} trials with a timeline in the pages (\`?trace=1\`: lock grants, localStorage reads and writes, IndexedDB opens and transactions, channel posts, timestamped by wrapping the browser APIs; the wrapping itself costs a little), relative to the leaving tab's \`pagehide\`:\n\n${table(['step', 'median / p95 / max'], [
+    ["leaving tab: Baton's own pagehide listener (step down, dispose the core, say goodbye) before the lock can go", st('oldWork')],
+    ["→ next tab: lock granted (from the end of the leaving tab's pagehide listeners; the release goes out a moment before, so this can be slightly negative)", st('grant')],
+    ['→ epoch allocated and stored (lock granted → last storage operation)', st('alloc')],
+    ['&nbsp;&nbsp;of which: first read of the epoch key from localStorage', st('lsRead')],
+    ['&nbsp;&nbsp;of which: opening the IndexedDB database (when not open yet)', st('idbOpen')],
+    ['&nbsp;&nbsp;of which: the read-write transaction on `epochs`', st('idbTx')],
+    ['&nbsp;&nbsp;of which: writing the epoch to localStorage', st('lsWrite')],
+    ['→ leadership callback (elected step, heartbeat post, notice, listeners)', st('notify')],
+    ['total pagehide → callback', st('total')],
+    ['bare navigator.locks, same run: pagehide → callback', triple(stat(r.handover?.close?.['bare-locks'], 'fromPagehide'))],
+  ])}\n`;
+}
+
+function targetsSection(r) {
+  const rows = evaluateTargets(r).map((x) => [x.target, x.measured, yes(x.ok), x.far]);
+  return `## Targets\n\n${table(['target', 'measured', '', 'how far'], rows)}\n`;
+}
+
+/**
+ * Why a target is missed and what would close it: causes found by investigating (the
+ * diagnostic run, probes of the pages), with this run's figures filled in. Printed only for
+ * targets missed in this run.
+ */
+function analysis(r) {
+  const missed = new Set(evaluateTargets(r).filter((x) => x.ok === false).map((x) => x.id));
+  const out = [];
+  const diag = trialsOf(r.diagnose);
+  const dmed = (k) => ms(summarize(diag.map((x) => x[k])).median);
+  const dmax = (k) => ms(summarize(diag.map((x) => x[k])).max);
+  const work = (k) => ms(stat(r.handover?.close?.[k], 'pagehideWork').median);
+  if (missed.has('handover-close')) {
+    const dm = (k) => (summarize(diag.map((x) => x[k])).n ? dmed(k) : null);
+    const parts = [
+      dm('lsRead') && `the first read of the epoch key from localStorage in that renderer ${dm('lsRead')} (a synchronous load of the origin's storage from the browser process)`,
+      dm('idbOpen') && `opening the IndexedDB database ${dm('idbOpen')}`,
+      dm('idbTx') && `the read-write transaction on \`epochs\` ${dm('idbTx')}`,
+      dm('lsWrite') && `the localStorage write ${dm('lsWrite')}`,
+    ].filter(Boolean);
+    out.push(`**Hand-over on close (Web Locks).** Three costs sit on Baton's path that the bare lock does not have. (1) The leaving tab's own pagehide listener runs ${work('baton')} (median; bare lock ${work('bare-locks')}) before its lock can go: the release resolves the promise that holds the lock, and that takes effect only once the listener has returned; in that time Baton steps the core (closing, then dispose), posts the goodbye, copies the final metrics and log out of wasm through embind, partly in code that has never run in that tab. (2) In the next tab, allocating the epoch on the grant${diag.length ? ` takes ${dmed('alloc')} median, ${dmax('alloc')} worst in the diagnostic run${parts.length ? `: ${parts.join(', ')} (medians)` : ''}` : ''}; storage is slow exactly then, while the closing tab's own storage traffic is in flight. (3) ${diag.length ? `${dmed('notify')} (median)` : 'Some milliseconds'} from the stored epoch to the callback (the elected step, the heartbeat post, the notice). What would close it: release the lock and post the goodbye first in pagehide, and defer or drop the rest (keep the final metrics and log in the core and copy them out only when asked); open the IndexedDB database and read the localStorage floor when joining rather than on the grant, so that the grant pays one warm transaction; and keep the elected path short.`);
+  }
+  if (missed.has('handover-crash')) {
+    out.push(`**Hand-over on crash (Web Locks).** The browser frees a crashed tab's locks after it notices the renderer died (the same for everyone); Baton then pays the first localStorage access in the new leader (see above) and the elected path. Warming the storage and a shorter elected path would close the gap.`);
+  }
+  for (const v of ['frozen', 'frozenSilent']) {
+    if (missed.has(`${v}-baton-lease`)) {
+      out.push(v === 'frozen'
+        ? `**Frozen leader, lease mode (real freeze).** On \`freeze\` Baton steps down and starts giving the lease back in a read-write IndexedDB transaction; the page freezes before the transaction commits, and an uncommitted read-write transaction on the \`leases\` store blocks every other tab's read-write transaction on that store until the page thaws (probed: while the leader was frozen, a follower's read-write transaction on the store did not complete in 3 s, a read-only one did in a few ms). So no tab can take the lease, and the followers do not lead until the thaw. What would close it: start no IndexedDB transaction in the freeze handler (step down locally, say goodbye on the channel, and let the lease run out: the followers take it at expiry), and keep renewals out of that moment.`
+        : `**Frozen leader, lease mode (silent freeze).** The followers try the lease when the leader goes silent, find it not yet expired (lease ${r.batonDefaults.leaseMs} ms, renewed every third of it), and do not come back at its expiry: no takeover within ${ms(r.config.frozenWaitMs)} (probed: one or two lease attempts per follower in 8 s). What would close it: after a lease attempt finds a live record of a silent owner, schedule the next one at that record's expiry plus the rank stagger; and a lease no longer than the suspect timeout.`);
+    }
+  }
+  if (missed.has('fallback-close-baton-lease')) {
+    out.push(`**Graceful hand-over, lease mode.** The leaving tab gives the lease back in a read-write transaction started in pagehide; the page is torn down before it commits, so the record still names the old owner. The successor named in the goodbye retries "until the release commits", gives up after the suspect timeout (${r.batonDefaults.suspectMs} ms) and then waits for the lease to expire: ${ms(stat(r.fallback.close['baton-lease'], 'fromCommand').median)} median. What would close it: let the named successor compare-and-set over the departed owner's record at once (its goodbye is a promise never to renew that term), instead of waiting for a release that the unload aborts.`);
+  }
+  if (missed.has('fallback-close-baton-broadcast')) {
+    out.push(`**Graceful hand-over, broadcast-only.** The goodbye names a successor that takes over at once; what remains is the leaving tab's own pagehide work (${work('baton-broadcast')} median here, see the Web Locks case) and scheduling noise on this 2-core machine.`);
+  }
+  for (const key of ['baton-broadcast', 'baton-lease']) {
+    if (!missed.has(`fallback-crash-${key}`)) continue;
+    out.push(key === 'baton-lease'
+      ? `**Crash hand-over, lease mode.** A crashed leader's lease must run out: up to ${r.batonDefaults.leaseMs} ms after its last renewal (renewed every ${Math.round(r.batonDefaults.leaseMs / 3)} ms), plus the rank stagger; the bound (takeoverMs + heartbeatMs) is ${r.batonDefaults.suspectMs + r.batonDefaults.heartbeatMs} ms and broadcast-channel's fallback needs about one fallbackInterval. What would close it: in lease mode, take over when the leader's heartbeats stop for the suspect timeout, compare-and-setting over its record (the Web Locks mode steals the lock the same way), or default the lease to the suspect timeout.`
+      : `**Crash hand-over, broadcast-only.** Takeover waits for the suspect timeout after the leader's last heartbeat, plus the rank stagger; a shorter suspect timeout is the only lever.`);
+  }
+  if (missed.has('size') && r.size) {
+    const z = r.size;
+    const g = (label) => z.code?.groups.find((x) => x.label.startsWith(label))?.bytes;
+    out.push(`**Size.** ${z.shipped.gzip} B gzip against 20480 B. Where it goes: the wasm embedded as base64 ${z.wasmBase64.gzip} B gzip (the binary alone ${z.wasm.gzip} B gzip, so base64 costs ${z.wasmBase64.gzip - z.wasm.gzip} B), the Emscripten + embind JS runtime ${z.runtime.gzip} B, the glue ${z.glue.gzip} B${z.code ? `; in the wasm's ${z.sections.find((x) => x.name === 'code')?.bytes} B of code: the core's logic ${(g('bindings.cc') ?? 0) + (g('core:') ?? 0) + (g('core: state') ?? 0) + (g('core: presence') ?? 0)} B (bindings wrapper with the inlined step, Node, wire, presence), libc++ ${g('libc++')} B in ${z.code.groups.find((x) => x.label.startsWith('libc++'))?.functions} functions (many of them trivial std::string / map / vector members left out of line at -Oz), dlmalloc ${g('malloc')} B, embind ${g('embind')} B, a printf family ${g('libc printf')} B that the core never calls (pulled in by the runtime's error paths)` : ''}. What would close it, largest first (estimates from these figures, not measured builds): serve the wasm as its own file (no base64: about ${z.wasmBase64.gzip - z.wasm.gzip} B gzip) for browsers; replace embind with a small C ABI (a handful of exported functions over one shared byte buffer, events and effects encoded like the wire frames): removes most of the ${z.runtime.gzip} B JS runtime and the embind code in the wasm, and also removes the slow generic invoker that \`-sDYNAMIC_EXECUTION=0\` forces on every embind call (see the throughput section); \`-sMALLOC=emmalloc\` instead of dlmalloc; keep printf out (\`-sASSERTIONS=0\` is already set; check what references it); replace \`std::map<std::string, ...>\` and \`std::deque\` in the core by flat vectors with fixed capacities (the limits are small and known); and give the relay and the compatibility layers their own entry points so that an app that uses one API style does not ship the others (the tree-shaken \`createBaton\`-only bundle is ${z.app.baton.gzip} B gzip now). 20 KB needs both halves, wasm and JS, cut to about 10 KB gzip each.`);
+  }
+  for (const key of ['baton', 'baton-broadcast', 'baton-lease']) {
+    if (!missed.has(`idle-${key}`)) continue;
+    const rows = (r.idle[key] || []).filter((x) => x.tabs);
+    const last = rows[rows.length - 1];
+    if (!last) continue;
+    const followers = last.tabs.filter((t) => !t.leader);
+    out.push(`**Idle, ${labelOf(r, key)}.** At N=${last.n}: the followers post ${num(followers.reduce((a, t) => a + t.posted, 0), 1)} messages/s together and wake ${num(summarize(followers.map((t) => t.wakeups)).median, 2)}/s each (median, busiest ${num(summarize(followers.map((t) => t.wakeups)).max, 2)}); the leader posts ${num(last.tabs.find((t) => t.leader)?.posted, 2)}/s. Deliveries grow linearly only if followers stay silent (one leader heartbeat reaches N − 1 tabs); every follower message is delivered to all others, N(N − 1) in total. What would close it: followers that refresh their presence rarely (and only on change) and that keep one timer for the suspect deadline instead of a periodic one.`);
+  }
+  if (!out.length) return '';
+  return `## Why the missed targets are missed, and what would close them
+
+From investigating the pages (the diagnostic run above, probes with the same instrumentation); the figures are this run's.
+
+${out.join('\n\n')}
+`;
+}
+
+export function renderMarkdown(r) {
+  const m = r.machine;
+  const c = r.config;
+  const parts = [];
+  parts.push(`# Baton benchmark results
+
+Baton beside \`broadcast-channel\`'s LeaderElection, \`tab-election\` and the bare \`navigator.locks\` hand-over, measured in the same run in real headless Chromium.
+
+**Run it:** \`bench/run.sh\` (full: 20 trials per hand-over case, 10 per frozen leader, idle cost up to 50 tabs; about 15 minutes on 2 cores; rewrites this file) or \`bench/run.sh --quick\` (one trial per case, 2 tabs, idle cost at 2 and 3 tabs; about 90 s on a quiet machine; prints the target check and writes bench/out/results-quick.json, rewrites this file only with \`--write\`). \`bench/run.sh\` builds what it needs first: the wasm core and the package (\`cmake --preset wasm && cmake --build --preset wasm && node js-glue/build.mjs\`), the native throughput benchmark (\`cmake --preset native && cmake --build --preset native --target baton_bench_core\`), a names-only wasm build for the size breakdown (build/bench-wasm-names/), and the bench pages (\`node bench/build-pages.mjs\`: bench/pages/src/*.js bundled with esbuild into bench/pages/dist/); then it runs \`node bench/run.mjs\`. The browser phases use tests/browser/harness.js (Debian Chromium over CDP) and web-demo/server.js (pages under /bench/).
+
+- Date: ${r.date} (${r.mode} mode, ${Math.round(r.seconds)} s)
+- Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB; ${m.os}; Node ${m.node}; ${m.chromium}; load average (1, 5, 15 min) ${m.loadAtStart?.join(', ')} at the start, ${m.loadAtEnd?.join(', ')} at the end (other work on the machine shows up in every figure)
+- Baton's timings are its defaults: heartbeat ${r.batonDefaults.heartbeatMs} ms, suspect timeout (\`takeoverMs\`) ${r.batonDefaults.suspectMs} ms, lease ${r.batonDefaults.leaseMs} ms. The peers run with their defaults (broadcast-channel: \`fallbackInterval\` 3000 ms, \`responseTime\` 150 ms).
+- Subjects: ${r.subjects.map((s) => s.label).join('; ')}. tab-election has no fallback mode: it needs \`navigator.locks\` (its constructor's lock request throws without it), so it appears only with Web Locks. Fallback mode means \`navigator.locks\` hidden in the page (\`?locks=off\`); Baton is told its authority explicitly (\`authority: 'broadcast'\` or \`'lease'\`).
+- Each page (bench/pages/*.html) loads bench/pages/instrument.js first, then its bundled entry, which creates the library's elector, reports the leadership callback (\`window.__bench\`, \`becameLeaderAt\` = \`performance.timeOrigin + performance.now()\`) and releases in \`pagehide\` where the library allows it (Baton releases in pagehide by itself; broadcast-channel already releases in \`beforeunload\` through its \`unload\` dependency, and \`die()\` is called in pagehide too; tab-election: \`close()\`; bare locks: resolve the held promise).
+`);
+  parts.push(targetsSection(r));
+  const why = analysis(r);
+  if (why) parts.push(why);
+  if (r.handover) {
+    parts.push(`## Hand-over\n\n${c.tabs} tabs, each its own window; the leader is closed like a user closes a tab (\`page.close({runBeforeUnload: true})\`: beforeunload, pagehide, unload run) or its renderer is killed (CDP \`Page.crash\`). Time from the command (this process's clock, converted to the pages' clock by a measured offset: the median over a pool's tabs of the best of five round trips, typically under 1 ms) and, for close, from the leaving tab's \`pagehide\`, to the next tab's leadership callback. "Own pagehide work" is how long the library's own pagehide listeners ran in the leaving tab (work that delays a release done in them). After each trial a new tab replaces the old leader, and the next trial starts once one leader is settled. All libraries' tabs are open at once and the trials are interleaved (trial i in every library, in a rotating order, before trial i + 1), one trial at a time, so that the machine's load hits every library alike; with Web Locks, close and crash trials alternate in the same tabs${r.mode === 'quick' ? ' (quick mode: while the seconds-scale phases run in other windows)' : ''}. Median / p95 / max over n trials.\n`);
+    parts.push(handoverSection(r, r.handover, ['baton', 'bare-locks', 'broadcast-channel', 'tab-election'], 'With Web Locks', ''));
+  }
+  if (r.fallback) {
+    parts.push(handoverSection(r, r.fallback, ['baton-broadcast', 'baton-lease', 'broadcast-channel-fallback'], 'Without Web Locks (fallback modes)', 'Close trials interleaved as above; the crash trials (seconds) run the three side by side, each in its own tabs, together with the frozen-leader trials without Web Locks.'));
+  }
+  if (r.diagnose) parts.push(diagnoseSection(r));
+  if (r.frozen || r.frozenSilent) parts.push(`## Frozen leader\n\n${c.tabs} tabs; the leader's tab is frozen for real over CDP. Measured in seconds, so the libraries run side by side (separate windows and names), in two batches: with Web Locks (and Baton's silent freeze), then without Web Locks together with the fallback crash hand-overs${r.mode === 'quick' ? ' (quick mode: one batch)' : ''}.\n\n${frozenSection(r)}`);
+  if (r.startup) parts.push(startupSection(r));
+  if (r.size) parts.push(sizeSection(r));
+  if (r.idle) parts.push(idleSection(r));
+  if (r.throughput) parts.push(throughputSection(r));
+  return `${parts.join('\n')}`;
+}

@@ -1,0 +1,2 @@
+// What an app ships for leader election with Baton: the orchestrator (tree-shaken from the package).
+export { createBaton } from 'tab-baton';

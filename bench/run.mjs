@@ -1,0 +1,218 @@
+#!/usr/bin/env node
+// The comparison: Baton beside broadcast-channel's LeaderElection, tab-election and the bare
+// navigator.locks hand-over, in the same run, in real headless Chromium; plus size and core
+// throughput. Run through bench/run.sh (which builds what this needs first).
+//
+//   node bench/run.mjs [--quick] [--write] [--json FILE] [--only PHASES] [--no-write]
+//     --quick     few trials, small N (about 90 s); does not rewrite bench/RESULTS.md unless --write
+//     --write     rewrite bench/RESULTS.md (the default without --quick)
+//     --json F    also write the raw results as JSON to F (default bench/out/results-<mode>.json)
+//     --only P    comma-separated subset of: size,throughput,startup,handover,diagnose,fallback,frozen,idle
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startServer } from '../web-demo/server.js';
+import { launchBrowser, CHROMIUM } from '../tests/browser/harness.js';
+import { attachConsoleRouter, sameWindowOpener } from './lib/tabs.mjs';
+import { handovers, frozen, startup, idle } from './lib/scenarios.mjs';
+import { measureSizes } from './lib/size.mjs';
+import { renderMarkdown, renderTargets } from './lib/report.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..');
+const argv = process.argv.slice(2);
+const flag = (name) => argv.includes(name);
+const option = (name) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : undefined; };
+const quick = flag('--quick');
+const write = flag('--write') || (!quick && !flag('--no-write'));
+const mode = quick ? 'quick' : 'full';
+const jsonOut = option('--json') || path.join(root, 'bench', 'out', `results-${mode}.json`);
+const only = option('--only') ? new Set(option('--only').split(',')) : null;
+const phase = (name) => !only || only.has(name);
+
+const version = (pkg) => JSON.parse(readFileSync(path.join(root, 'node_modules', pkg, 'package.json'), 'utf8')).version;
+
+// Baton's timings are its defaults (heartbeat 1 s, suspect 3 s, lease 5 s), as an app gets them.
+export const BATON_DEFAULTS = { heartbeatMs: 1000, suspectMs: 3000, leaseMs: 5000 };
+export const SUBJECTS = [
+  { key: 'baton', page: 'baton', query: {}, label: 'Baton (Web Locks)', group: 'locks', fenced: true, baton: true },
+  { key: 'bare-locks', page: 'bare-locks', query: {}, label: 'bare navigator.locks', group: 'locks' },
+  { key: 'broadcast-channel', page: 'broadcast-channel', query: {}, label: `broadcast-channel ${version('broadcast-channel')} (LeaderElectionWebLock)`, group: 'locks' },
+  { key: 'tab-election', page: 'tab-election', query: {}, label: `tab-election ${version('tab-election')}`, group: 'locks' },
+  { key: 'baton-broadcast', page: 'baton', query: { authority: 'broadcast', locks: 'off' }, label: 'Baton broadcast-only (no Web Locks)', group: 'fallback', fenced: true, baton: true },
+  { key: 'baton-lease', page: 'baton', query: { authority: 'lease', locks: 'off' }, label: 'Baton IndexedDB lease (no Web Locks)', group: 'fallback', fenced: true, baton: true },
+  { key: 'broadcast-channel-fallback', page: 'broadcast-channel', query: { locks: 'off' }, label: `broadcast-channel ${version('broadcast-channel')} fallback elector (no Web Locks)`, group: 'fallback', openOneByOne: true },
+];
+const LOCKS = SUBJECTS.filter((s) => s.group === 'locks');
+const FALLBACK = SUBJECTS.filter((s) => s.group === 'fallback');
+
+const CONFIG = quick
+  ? { tabs: 2, handoverTrials: 1, fallbackCloseTrials: 1, fallbackCrashTrials: 1, frozenTrials: 1, startupTrials: 1, diagnoseTrials: 0,
+      idleNs: [2, 3], idleWarmupMs: 300, idleWindowMs: 1000, frozenWaitMs: 4500, frozenSettleMs: 500, frozenLeadMs: 300,
+      handoverSettleMs: 150, frames: 100000 }
+  : { tabs: 5, handoverTrials: 20, fallbackCloseTrials: 20, fallbackCrashTrials: 20, frozenTrials: 10, startupTrials: 20, diagnoseTrials: 10,
+      idleNs: [2, 10, 50], idleWarmupMs: 1500, idleWindowMs: 4000, frozenWaitMs: 8000, frozenSettleMs: 1000, frozenLeadMs: 1000,
+      handoverSettleMs: 250, frames: 1000000 };
+
+const started = Date.now();
+const elapsed = () => `${((Date.now() - started) / 1000).toFixed(0)} s`;
+const log = (msg) => console.log(`[${elapsed().padStart(5)}] ${msg}`);
+
+function machine() {
+  const cpus = os.cpus();
+  let chromium = '';
+  try { chromium = execFileSync(CHROMIUM, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim(); } catch { chromium = CHROMIUM; }
+  return { cpu: cpus[0]?.model || 'unknown', cores: cpus.length, memoryGb: Math.round(os.totalmem() / 2 ** 30), node: process.version, chromium, os: `${os.type()} ${os.release()}`, loadAtStart: os.loadavg().map((x) => Number(x.toFixed(2))) };
+}
+
+function throughput() {
+  const nativeBin = path.join(root, 'build', 'native', 'bench', 'baton_bench_core');
+  const out = execFileSync(nativeBin, [String(CONFIG.frames)], { encoding: 'utf8' });
+  const grab = (re) => Number(re.exec(out)?.[1]);
+  const native = {
+    frameBytes: grab(/heartbeat frame (\d+) bytes/),
+    decode: grab(/decode\s+(\d+) frames\/s/),
+    decodeStep: grab(/decode \+ step\s+(\d+) frames\/s/),
+    output: out.trim(),
+  };
+  const wasm = JSON.parse(execFileSync(process.execPath, [path.join(here, 'wasm-throughput.mjs'), String(CONFIG.frames), '--json'], { encoding: 'utf8' }));
+  return { native, wasm, frames: CONFIG.frames };
+}
+
+async function main() {
+  const results = { mode, date: new Date().toISOString(), config: CONFIG, batonDefaults: BATON_DEFAULTS, machine: machine(), subjects: SUBJECTS.map(({ key, label, group, fenced }) => ({ key, label, group, fenced: Boolean(fenced) })) };
+  log(`bench (${mode}): ${results.machine.chromium}, ${results.machine.cores} cores, Node ${results.machine.node}`);
+
+  if (phase('size')) {
+    results.size = await measureSizes(root, { namesBuild: path.join(root, 'build', 'bench-wasm-names', 'baton-core.js') });
+    const z = results.size;
+    log(`size: js-glue/dist/index.js ${z.shipped.raw} B raw, ${z.shipped.gzip} B gzip = JS ${z.jsOnly.gzip} B gzip (Emscripten/embind runtime ${z.runtime.gzip}, glue ${z.glue.gzip}) + wasm as base64 ${z.wasmBase64.gzip} B gzip (binary ${z.wasm.raw} B raw, ${z.wasm.gzip} B gzip)`);
+    if (z.code) log(`size: wasm code by origin: ${z.code.groups.map((g) => `${g.label.split(' (')[0]} ${g.bytes}`).join(', ')}`);
+  }
+  if (phase('throughput')) {
+    results.throughput = throughput();
+    const t = results.throughput;
+    log(`throughput: native ${t.native.decodeStep.toFixed(0)} frames/s, wasm (glue) ${t.wasm.glue.framesPerSecond.toFixed(0)} frames/s`);
+  }
+
+  const server = await startServer({ port: 0 });
+  // Idle cost wants background tabs unthrottled (see idle() in lib/scenarios.mjs).
+  const NO_THROTTLE = ['--disable-background-timer-throttling', '--disable-renderer-backgrounding', '--disable-backgrounding-occluded-windows'];
+  const open = async (args = []) => {
+    const browser = await launchBrowser({ args });
+    return { browser, server, router: attachConsoleRouter(browser), openSameWindow: sameWindowOpener(browser) };
+  };
+  const common = { tabs: CONFIG.tabs, settleMs: CONFIG.handoverSettleMs, log };
+
+  const runStartup = async (bench) => {
+    results.startup = {};
+    const subjects = [...SUBJECTS, { key: 'baton-init', page: 'baton-init', query: { runs: 3 }, label: 'Baton core module init alone' }];
+    for (const s of subjects) results.startup[s.key] = [];
+    for (let i = 0; i < CONFIG.startupTrials; i += 1) {
+      const order = i % 2 ? [...subjects].reverse() : subjects;
+      for (const s of order) results.startup[s.key].push(await startup(bench, s));
+    }
+    log(`startup: ${CONFIG.startupTrials} trials per subject done`);
+  };
+  // Milliseconds-scale: one trial at a time, the libraries interleaved (see handovers()).
+  const runHandovers = async (bench) => {
+    if (phase('handover')) {
+      // Close and crash trials alternate in the same tabs.
+      const x = await handovers(bench, LOCKS, { ...common, kinds: ['close', 'crash'], trials: CONFIG.handoverTrials, timeoutMs: 5000 });
+      results.handover = { close: {}, crash: {} };
+      for (const s of LOCKS) {
+        results.handover.close[s.key] = x[s.key].close;
+        results.handover.crash[s.key] = x[s.key].crash;
+      }
+    }
+    if ((phase('diagnose') && CONFIG.diagnoseTrials) || (only && only.has('diagnose'))) {
+      const traced = { ...SUBJECTS[0], key: 'baton-traced', query: { trace: '1' } };
+      results.diagnose = (await handovers(bench, [traced], { ...common, kinds: ['close'], trials: CONFIG.diagnoseTrials || 2, timeoutMs: 5000 }))[traced.key].close;
+    }
+    if (phase('fallback')) {
+      results.fallback ??= { close: {}, crash: {} };
+      const x = await handovers(bench, FALLBACK, { ...common, kinds: ['close'], trials: CONFIG.fallbackCloseTrials, timeoutMs: 10000 });
+      for (const s of FALLBACK) results.fallback.close[s.key] = x[s.key].close;
+    }
+  };
+  // Seconds-scale phases run side by side (separate windows and names), in two batches to
+  // keep the machine's load moderate: (1) the frozen leader with Web Locks (every library,
+  // plus Baton with the lifecycle events hidden from it: silent freeze); (2) the same
+  // without Web Locks, and the fallback crash hand-overs.
+  const runSeconds = async (bench) => {
+    const frozenJob = (s) => frozen(bench, s, { trials: CONFIG.frozenTrials, tabs: CONFIG.tabs, waitMs: CONFIG.frozenWaitMs, settleMs: CONFIG.frozenSettleMs, leadMs: CONFIG.frozenLeadMs, log })
+      .then((x) => { (s.silent ? results.frozenSilent : results.frozen)[s.key] = x; });
+    const silentOf = (s) => ({ ...s, query: { ...s.query, freeze: 'silent' }, silent: true });
+    const batches = [[], []];
+    if (phase('frozen')) {
+      results.frozen = {};
+      results.frozenSilent = {};
+      for (const s of LOCKS) batches[0].push(() => frozenJob(s));
+      batches[0].push(() => frozenJob(silentOf(SUBJECTS[0])));
+      for (const s of FALLBACK) batches[1].push(() => frozenJob(s));
+      for (const s of FALLBACK.filter((x) => x.baton)) batches[1].push(() => frozenJob(silentOf(s)));
+    }
+    if (phase('fallback')) {
+      results.fallback ??= { close: {}, crash: {} };
+      for (const s of FALLBACK) {
+        batches[1].push(() => handovers(bench, [s], { ...common, kinds: ['crash'], trials: CONFIG.fallbackCrashTrials, timeoutMs: 15000 }).then((x) => { results.fallback.crash[s.key] = x[s.key].crash; }));
+      }
+    }
+    // Quick mode: one batch.
+    if (quick) await Promise.all(batches.flat().map((job) => job()));
+    else for (const batch of batches) await Promise.all(batch.map((job) => job()));
+  };
+  const idleOpts = { ns: CONFIG.idleNs, warmupMs: CONFIG.idleWarmupMs, windowMs: CONFIG.idleWindowMs, log };
+
+  try {
+    const browserPhases = ['startup', 'handover', 'diagnose', 'fallback', 'frozen'].some(phase);
+    // Quick mode runs in one browser (launched unthrottled for the idle phase) and measures
+    // the idle cost of all subjects at once: it keeps the benchmark working, it does not
+    // measure cleanly.
+    const main = browserPhases || quick ? await open(quick ? NO_THROTTLE : []) : null;
+    try {
+      if (quick) {
+        // Quick mode overlaps the milliseconds chain with the seconds-scale phase.
+        await Promise.all([(async () => { if (phase('startup')) await runStartup(main); await runHandovers(main); })(), runSeconds(main)]);
+      } else {
+        if (phase('startup')) await runStartup(main);
+        await runHandovers(main);
+        await runSeconds(main);
+      }
+      if (phase('idle') && quick) {
+        results.idle = {};
+        await Promise.all(SUBJECTS.map(async (s) => { results.idle[s.key] = await idle(main, s, idleOpts); }));
+      }
+    } finally {
+      await main?.browser.close();
+    }
+    if (phase('idle') && !quick) {
+      results.idle = {};
+      for (const s of SUBJECTS) {
+        const bench = await open(NO_THROTTLE); // a fresh browser per subject
+        try {
+          results.idle[s.key] = await idle(bench, s, idleOpts);
+        } finally {
+          await bench.browser.close();
+        }
+      }
+    }
+  } finally {
+    await server.close();
+  }
+  results.seconds = (Date.now() - started) / 1000;
+  results.machine.loadAtEnd = os.loadavg().map((x) => Number(x.toFixed(2)));
+
+  mkdirSync(path.dirname(jsonOut), { recursive: true });
+  writeFileSync(jsonOut, `${JSON.stringify(results, null, 1)}\n`);
+  console.log(`\n${renderTargets(results)}`);
+  if (write) {
+    writeFileSync(path.join(here, 'RESULTS.md'), renderMarkdown(results));
+    log(`wrote bench/RESULTS.md`);
+  }
+  log(`raw results: ${path.relative(process.cwd(), jsonOut)}; done in ${elapsed()}`);
+}
+
+await main();

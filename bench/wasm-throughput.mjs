@@ -1,0 +1,182 @@
+#!/usr/bin/env node
+// Core throughput in WebAssembly, in Node: the workload of bench/core_throughput.cc (a
+// realistic 121-byte heartbeat from a leader holding two terms, fed to a follower that joined
+// both resources), stepped
+//   1. raw: straight into the embind method (`core.raw._message`): boundary + decode + step;
+//   2. glue: through the glue's Core wrapper (js-glue/src/core.js `message()`), which also
+//      copies the step's effects out into plain objects: what the runtime does per frame;
+//   3. baton: through a whole Baton (createBaton with the tab-baton/testing fakes): channel
+//      message event (structured clone), Channel, Runtime queue, Core, effects, timer re-arm.
+// The frames are encoded here exactly as wire::encode does (checked: same size, decoded OK).
+//   node bench/wasm-throughput.mjs [frames] [--json]
+import { performance } from 'node:perf_hooks';
+import { load, Core } from '../js-glue/src/core.js';
+import { createBaton } from '../js-glue/src/index.js';
+import { createBrowser } from '../js-glue/src/testing/index.js';
+
+const args = process.argv.slice(2);
+const json = args.includes('--json');
+const frames = Number(args.find((a) => /^\d+$/.test(a))) || 1000000;
+
+// ----------------------------------------------------------------- the wire format (wire.cc)
+const enc = new TextEncoder();
+function varint(out, n) {
+  let v = BigInt(n);
+  do {
+    let byte = Number(v & 0x7fn);
+    v >>= 7n;
+    if (v > 0n) byte |= 0x80;
+    out.push(byte);
+  } while (v > 0n);
+}
+function string(out, s) {
+  const b = enc.encode(s);
+  varint(out, b.length);
+  out.push(...b);
+}
+/** wire::encode of a Frame (fields as in wire.h). */
+export function encodeFrame(f) {
+  const out = [0xba, 1, f.kind];
+  string(out, f.sender);
+  varint(out, f.generation);
+  out.push(f.lifecycle);
+  string(out, f.appVersion);
+  varint(out, f.startMs);
+  varint(out, f.tickSeq);
+  varint(out, f.refreshMs);
+  varint(out, f.capabilities.length);
+  for (const c of f.capabilities) string(out, c);
+  varint(out, f.claims.length);
+  for (const [resource, epoch] of f.claims) {
+    string(out, resource);
+    varint(out, epoch);
+  }
+  string(out, f.subject || '');
+  string(out, f.target || '');
+  return Uint8Array.from(out);
+}
+
+/** The 1024 heartbeats of core_throughput.cc. */
+export function heartbeats() {
+  const list = [];
+  for (let i = 0; i < 1024; i += 1) {
+    list.push(encodeFrame({
+      kind: 3, // heartbeat
+      sender: '3f1c2a9e-5b7d-4c1e-9a2b-7d8e6f5a4b3c',
+      generation: 1,
+      lifecycle: 0,
+      appVersion: '1.4.2',
+      startMs: 1760000000000,
+      tickSeq: i + 2,
+      refreshMs: 1000,
+      capabilities: ['ws.owner.v1', 'auth.refresh.v1'],
+      claims: [['websocket-owner', 41], ['token-refresh', 7]],
+    }));
+  }
+  return list;
+}
+
+const POLICY = { requiredCapability: '', allowHidden: true, preferVisible: false, requiresNetwork: false, newestAppOnly: true };
+
+function follower() {
+  const core = new Core({ id: 'follower', appVersion: '0', capabilities: ['ws.owner.v1'], authority: 0, seed: 1 });
+  core.join(0, 'websocket-owner', POLICY);
+  core.join(0, 'token-refresh', POLICY);
+  return core;
+}
+
+function timeIt(n, fn) {
+  const t0 = performance.now();
+  const result = fn(n);
+  return { seconds: (performance.now() - t0) / 1000, result };
+}
+
+export async function measure(n = frames) {
+  await load();
+  const hb = heartbeats();
+  const mask = hb.length - 1;
+  const out = { frames: n, frameBytes: hb[0].length };
+
+  // Warm-up (JIT, wasm tier-up), then the measured runs.
+  { const c = follower(); let now = 1; for (let i = 0; i < 20000; i += 1) { c.message(now, hb[i & mask]); now += 0.01; } c.dispose(); }
+
+  // Two rounds each, alternating, best kept (the first round also finishes the warm-up).
+  const rawRun = () => {
+    const c = follower();
+    const raw = c.raw;
+    let now = 1;
+    const { seconds, result } = timeIt(n, (count) => {
+      let effects = 0;
+      for (let i = 0; i < count; i += 1) { effects += raw._message(now, hb[i & mask]); now += 0.01; }
+      return effects;
+    });
+    const m = c.metrics();
+    c.dispose();
+    return { framesPerSecond: n / seconds, effects: result, received: m.framesReceived, malformed: m.droppedMalformed };
+  };
+  const glueRun = () => {
+    const c = follower();
+    let now = 1;
+    const { seconds, result } = timeIt(n, (count) => {
+      let effects = 0;
+      for (let i = 0; i < count; i += 1) { effects += c.message(now, hb[i & mask]).length; now += 0.01; }
+      return effects;
+    });
+    c.dispose();
+    return { framesPerSecond: n / seconds, effects: result };
+  };
+  const best = (a, b) => (b.framesPerSecond > a.framesPerSecond ? b : a);
+  let raw = rawRun();
+  let glue = glueRun();
+  raw = best(raw, rawRun());
+  glue = best(glue, glueRun());
+  out.raw = raw;
+  out.glue = glue;
+  out.baton = await throughBaton(Math.min(n, 300000), hb);
+  return out;
+}
+
+/** Frames through a whole Baton: a fake tab's channel delivers them, one task each. */
+async function throughBaton(n, hb) {
+  const queue = [];
+  const browser = createBrowser({ schedule: (task) => queue.push(task) });
+  const leaderTab = browser.tab('leader');
+  const tab = browser.tab('follower');
+  // The leader's terms: hold both locks, so the Baton under test stays a follower (as in the
+  // native benchmark, whose follower's lock requests are never granted).
+  for (const r of ['websocket-owner', 'token-refresh']) leaderTab.locks.request(`baton/bench/v1/${r}`, () => new Promise(() => {}));
+  const baton = createBaton({ namespace: 'bench', id: 'follower', capabilities: ['ws.owner.v1'], env: tab, seed: 1 });
+  baton.lead('websocket-owner');
+  baton.lead('token-refresh');
+  const sender = new leaderTab.BroadcastChannel('baton/bench/v1');
+  const drain = () => { while (queue.length) queue.shift()(); };
+  await new Promise((r) => setTimeout(r, 20));
+  drain();
+  const mask = hb.length - 1;
+  for (let i = 0; i < 20000; i += 1) { sender.postMessage(hb[i & mask]); drain(); }
+  const before = baton.metrics().framesReceived;
+  const t0 = performance.now();
+  for (let i = 0; i < n; i += 1) {
+    sender.postMessage(hb[i & mask]);
+    drain();
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const m = baton.metrics();
+  const result = { frames: n, framesPerSecond: n / seconds, received: m.framesReceived - before, malformed: m.droppedMalformed, role: baton.lead ? undefined : undefined };
+  baton.dispose();
+  sender.close();
+  drain();
+  return result;
+}
+
+const isMain = process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop());
+if (isMain) {
+  const r = await measure(frames);
+  if (json) console.log(JSON.stringify(r));
+  else {
+    console.log(`core (wasm): heartbeat frame ${r.frameBytes} bytes`);
+    console.log(`core (wasm): raw embind decode + step   ${r.raw.framesPerSecond.toFixed(0).padStart(12)} frames/s (${r.raw.received} received, ${r.raw.malformed} malformed)`);
+    console.log(`core (wasm): glue Core decode + step    ${r.glue.framesPerSecond.toFixed(0).padStart(12)} frames/s (${r.glue.effects} effects)`);
+    console.log(`core (wasm): whole Baton (fakes)        ${r.baton.framesPerSecond.toFixed(0).padStart(12)} frames/s (${r.baton.received} received)`);
+  }
+}

@@ -1,0 +1,212 @@
+// End-to-end: the demo without Web Locks (lease mode: `navigator.locks` removed before the
+// package loads, so 'auto' picks the IndexedDB lease) and without Web Locks and IndexedDB
+// (broadcast-only mode). The same hand-over checks as with Web Locks: one leader per
+// resource and one stream; close, crash, freeze (no freeze event) and a hidden leader; the
+// stream resumes after the last relayed id, no event missed or repeated in any tab, and the
+// thawed stale leader's fenced write is rejected.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer } from '../../web-demo/server.js';
+import { launchBrowser, closeTab, crashTab, freezeTab, thawTab, hideTab, showTab } from './harness.js';
+import {
+  FAST,
+  assertFeedsClean,
+  checkRelayHandover,
+  closeGroup,
+  collectDuplicateTerms,
+  handoverRow,
+  openGroup,
+  snap,
+  snapAll,
+  sleep,
+  termRow,
+  timingsTable,
+  uniqueNs,
+  waitFor,
+  waitForLeader,
+  waitForServer,
+} from './demo-helpers.js';
+
+const RESOURCES = ['websocket-owner', 'sse-relay', 'token-refresh'];
+const MODES = [
+  { mode: 'lease', query: 'remove=locks', support: { webLocks: false, indexedDB: true } },
+  { mode: 'broadcast', query: 'remove=locks,indexeddb', support: { webLocks: false, indexedDB: false } },
+];
+
+let server;
+let browser;
+const timings = timingsTable();
+const counters = [];
+
+before(async () => {
+  server = await startServer({ port: 0 });
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+  timings.print('hand-over times without Web Locks');
+  if (counters.length) {
+    console.log('relayed feed counters per tab after each case (asserted 0 and 0):');
+    for (const c of counters) console.log(`  ${c.label.padEnd(30)} ${c.tabs.map((t) => `${t.id} missed ${t.missed} dup ${t.duplicates}`).join(' | ')}`);
+  }
+});
+
+const recordCounters = (label, snaps) =>
+  counters.push({ label, tabs: snaps.map((s) => ({ id: s.id, missed: s.feed.missed, duplicates: s.feed.duplicates })) });
+
+async function assertSingleLeaders(tabs, timeoutMs = 6000) {
+  const leaders = {};
+  for (const resource of RESOURCES) leaders[resource] = (await waitForLeader(tabs, resource, { timeoutMs })).snap;
+  await waitForServer(server, (st) => st.openStreams === 1 && st.openSockets === 1, 'one SSE stream and one WebSocket', 6000);
+  return leaders;
+}
+
+for (const { mode, query, support } of MODES) {
+  describe(`demo in ${mode} mode (headless Chromium)`, { timeout: 120000 }, () => {
+    let tabs;
+    const ns = uniqueNs(mode);
+    after(() => closeGroup(tabs ?? [], server));
+
+    it(`four tabs: one leader per resource, one SSE stream, and the ${mode} mode is reported`, async () => {
+      tabs = await openGroup(browser, server, { ns, ids: ['t1', 't2', 't3', 't4'], query: `${FAST}&${query}` });
+      await assertSingleLeaders(tabs);
+      await sleep(500);
+      // Still one leader per resource that every tab names (waitForLeader checks both); without
+      // an authority that hands over by itself, a lease may change hands on a loaded machine.
+      await assertSingleLeaders(tabs);
+      const snaps = await snapAll(tabs);
+      for (const s of snaps) {
+        assert.equal(s.metrics.mode, mode, `${s.id} runs in ${mode} mode`);
+        assert.equal(s.support.mode, mode);
+        assert.equal(s.support.webLocks, support.webLocks, 'Web Locks removed');
+        assert.equal(s.support.indexedDB, support.indexedDB);
+      }
+      assert.equal(server.stats().openStreams, 1, 'one SSE stream for four tabs');
+      assertFeedsClean(snaps);
+    });
+
+    it('close the leader: another tab leads, the stream resumes after the last relayed id, every tab has every event once', async () => {
+      const { tab: leader, snap: leaderSnap } = await waitForLeader(tabs, 'sse-relay');
+      const survivors = tabs.filter((t) => t !== leader);
+      const t0 = Date.now();
+      await closeTab(leader);
+      const result = await checkRelayHandover({ survivors, oldEpoch: leaderSnap.resources['sse-relay'].epoch, t0, server, label: `${mode} close` });
+      await assertSingleLeaders(survivors);
+      timings.add(handoverRow(`${mode}: close (graceful)`, result));
+      recordCounters(`${mode}: close`, result.snaps);
+      tabs = survivors;
+    });
+
+    it('crash the leader (CDP Page.crash): the same, after the lease or suspect timeout', async () => {
+      const { tab: leader, snap: leaderSnap } = await waitForLeader(tabs, 'sse-relay');
+      const survivors = tabs.filter((t) => t !== leader);
+      const t0 = Date.now();
+      const crashed = crashTab(leader);
+      const result = await checkRelayHandover({ survivors, oldEpoch: leaderSnap.resources['sse-relay'].epoch, t0, server, label: `${mode} crash` });
+      await crashed;
+      await assertSingleLeaders(survivors);
+      timings.add(handoverRow(`${mode}: crash`, result, mode === 'lease' ? 'leaseMs 3000' : 'suspectMs 1500'));
+      recordCounters(`${mode}: crash`, result.snaps);
+      await leader.page.close().catch(() => {});
+      tabs = survivors;
+    });
+
+    // Lease mode: a leader frozen without warning keeps IndexedDB busy (its lease transaction
+    // cannot finish while it is frozen, and read-write transactions on one store run one at a
+    // time), so no follower can take the lease until it thaws. A core/glue limitation, see the
+    // hand-off report; `todo` there, a hard assertion in broadcast mode.
+    let frozen = null;
+    it('freeze the leader (no freeze event): a follower takes over while it is frozen', { todo: mode === 'lease' ? 'core: a frozen leader blocks every lease transaction until it thaws' : false }, async () => {
+      // Back to four tabs, the new ones asking last.
+      tabs.push(...(await openGroup(browser, server, { ns, ids: ['t5', 't6'], query: `${FAST}&${query}&swallowFreeze=1` })));
+      await assertSingleLeaders(tabs);
+      // Settled: the token-refresh term must be older than 1.5 s, so that no takeover of the
+      // opening moments is counted as the freeze's.
+      const { tab: old, snap: leaderSnap } = await waitFor(async () => {
+        const found = await waitForLeader(tabs, 'token-refresh');
+        const at = found.snap.resources['token-refresh'].electedAt;
+        return at !== null && Date.now() - at > 1500 && found;
+      }, { what: 'a settled token-refresh leader', timeoutMs: 8000, every: 300 });
+      await waitFor(async () => (await snap(old)).fenced.some((f) => f.ok), { what: `${old.id} wrote through the fence` });
+      const oldEpochs = Object.fromEntries(RESOURCES.map((r) => [r, leaderSnap.resources[r].epoch]));
+      assert.equal(await old.page.evaluate(() => window.__demo.beginRefresh('in flight at freeze')), true);
+      const t0 = Date.now();
+      await freezeTab(old);
+      frozen = { old, oldEpochs, t0, ledRelay: leaderSnap.resources['sse-relay'].state === 'leader', tookOver: false };
+      const survivors = tabs.filter((t) => t !== old);
+      const refresh = await waitForLeader(survivors, 'token-refresh', { aboveEpoch: oldEpochs['token-refresh'], timeoutMs: 5000 });
+      const newEpoch = refresh.snap.resources['token-refresh'].epoch;
+      await waitForServer(server, (st) => st.log.some((e) => e.resource === `${ns}/token-refresh` && e.epoch === newEpoch && e.ok), 'the new leader wrote through the fence');
+      timings.add(termRow(`${mode}: freeze (no event): token-refresh`, refresh.snap, 'token-refresh', t0, server, `${ns}/token-refresh`));
+      if (frozen.ledRelay) {
+        const result = await checkRelayHandover({ survivors, oldEpoch: oldEpochs['sse-relay'], t0, server, label: `${mode} freeze` });
+        timings.add(handoverRow(`${mode}: freeze (no event): sse-relay`, result));
+      }
+      frozen.tookOver = true;
+    });
+
+    it('after thaw the old leader steps down, its stale write is rejected, and every tab has every event once', async () => {
+      assert.ok(frozen, 'a leader was frozen');
+      const { old, oldEpochs } = frozen;
+      await thawTab(old, { show: true });
+      const stale = (e) => e.resource === `${ns}/token-refresh` && e.owner === old.id && e.epoch === oldEpochs['token-refresh'] && e.effect.includes('in flight at freeze');
+      await waitForServer(server, (st) => st.log.some(stale), "the thawed leader's in-flight write reached the server", 6000);
+      const log = server.stats().log.filter((e) => e.resource === `${ns}/token-refresh`);
+      const inFlight = log.find(stale);
+      if (frozen.tookOver) {
+        // A newer term wrote while it was frozen: the fence rejects the stale write.
+        assert.equal(inFlight.ok, false, 'the stale write was rejected');
+        assert.ok(inFlight.highest > oldEpochs['token-refresh']);
+        await waitFor(async () => (await snap(old)).fenced.some((f) => f.status === 409 && f.error === 'STALE_OWNER'), { what: `${old.id} was answered 409 STALE_OWNER` });
+      }
+      // Whatever happened meanwhile, the fence never went back: no write accepted below an epoch accepted before it.
+      let highest = 0;
+      for (const e of log) {
+        if (e.ok) assert.ok(e.epoch >= highest, `write ${e.owner}@${e.epoch} accepted after epoch ${highest}`);
+        else assert.ok(e.epoch < e.highest, 'rejected only below the highest');
+        if (e.ok) highest = Math.max(highest, e.epoch);
+      }
+      await waitFor(async () => (await snap(old)).resources['token-refresh'].state !== 'leader' || frozen.tookOver === false, { what: `${old.id} stepped down` });
+      await assertSingleLeaders(tabs, 8000);
+      const snaps = await waitFor(async () => {
+        const all = await snapAll(tabs);
+        const last = Math.max(...all.map((s) => s.feed.last ?? 0));
+        return all.every((s) => s.feed.last !== null && s.feed.last >= last - 2) && all;
+      }, { what: 'every tab caught up with the feed' });
+      assertFeedsClean(snaps);
+      recordCounters(`${mode}: freeze + thaw`, snaps);
+      collectDuplicateTerms(snaps, `${mode} group`);
+      const group = tabs;
+      tabs = [];
+      await closeGroup(group, server);
+    });
+
+    // The core hands over to a visible tab only under Web Locks (evaluate_web_locks steals for
+    // preferVisible); the lease and broadcast-only modes keep the hidden leader. See the report.
+    it('a hidden leader hands over to a tab that becomes visible, for the resources that preferVisible', { todo: 'core: preferVisible acts only with Web Locks' }, async () => {
+      const slow = FAST.replace('heartbeatMs=250', 'heartbeatMs=500').replace('suspectMs=1500', 'suspectMs=3000').replace('leaseMs=3000', 'leaseMs=5000');
+      const group = await openGroup(browser, server, { ns: uniqueNs(`${mode}-visible`), ids: ['v1', 'v2', 'v3'], query: `${slow}&${query}` });
+      try {
+        const { tab: leader } = await waitForLeader(group, 'sse-relay', { timeoutMs: 8000 });
+        const others = group.filter((t) => t !== leader);
+        for (const t of others) await hideTab(t);
+        await hideTab(leader);
+        await waitFor(async () => (await snapAll(group)).every((s) => s.visibility === 'hidden'), { what: 'all three hidden' });
+        await sleep(1000);
+        const hidden = await snap(leader);
+        assert.equal(hidden.resources['sse-relay'].state, 'leader', 'with no visible tab, the hidden leader keeps sse-relay');
+        const target = others[others.length - 1];
+        const t0 = Date.now();
+        await showTab(target);
+        const result = await checkRelayHandover({ survivors: group, oldEpoch: hidden.resources['sse-relay'].epoch, t0, server, label: `${mode} visible`, liveOldLeader: true, timeoutMs: 3000 });
+        assert.equal(result.leader, target, 'the tab that became visible leads sse-relay');
+        timings.add(handoverRow(`${mode}: hidden leader -> tab made visible`, result));
+        recordCounters(`${mode}: hidden -> visible`, result.snaps);
+      } finally {
+        await closeGroup(group, server).catch(() => {});
+      }
+    });
+  });
+}
