@@ -53,7 +53,7 @@ const CONFIG = quick
       idleNs: [2, 3], idleWarmupMs: 300, idleWindowMs: 1000, frozenWaitMs: 4500, frozenSettleMs: 500, frozenLeadMs: 300,
       handoverSettleMs: 150, frames: 100000 }
   : { tabs: 5, handoverTrials: 20, fallbackCloseTrials: 20, fallbackCrashTrials: 20, frozenTrials: 10, startupTrials: 20, diagnoseTrials: 10,
-      idleNs: [2, 10, 50], idleWarmupMs: 1500, idleWindowMs: 4000, frozenWaitMs: 8000, frozenSettleMs: 1000, frozenLeadMs: 1000,
+      idleNs: [2, 10, 50], idleWarmupMs: 1500, idleWindowMs: 6000, frozenWaitMs: 8000, frozenSettleMs: 1000, frozenLeadMs: 1000,
       handoverSettleMs: 250, frames: 1000000 };
 
 const started = Date.now();

@@ -142,10 +142,10 @@ export class Pool {
     rec.tab.page.on('pageerror', (e) => { rec.pageErrors = (rec.pageErrors || 0) + 1; rec.lastError = e.message; });
     this.bench.router.register(rec.tab.page, rec);
     this.recs.push(rec);
-    const ok = await Promise.race([rec.ready.then(() => true), sleep(15000).then(() => false)]);
+    const ok = await Promise.race([rec.ready.then(() => true), sleep(30000).then(() => false)]);
     if (!ok) {
       const snap = await this.snapshot(rec).catch((e) => ({ error: e.message }));
-      throw new Error(`${this.subject.key}: tab ${id} not ready after 15 s (${JSON.stringify(snap).slice(0, 400)}; page error: ${rec.lastError || 'none'})`);
+      throw new Error(`${this.subject.key}: tab ${id} not ready after 30 s (${JSON.stringify(snap).slice(0, 400)}; page error: ${rec.lastError || 'none'})`);
     }
     if (this.calibrate) this.offsets.push(await this.measureOffset(rec));
     return rec;

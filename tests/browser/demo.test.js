@@ -324,12 +324,8 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
   });
 
   // Invariant 2 (DESIGN.md): every term has an epoch above every earlier one. Checked over
-  // every hand-over above (each tab's transition log, and the server's fence log). Marked
-  // `todo` because the core violates it on this machine: after a graceful goodbye, followers
-  // steal the lock 200 ms (steal_grace_ms) later when their own grant callback is late, and
-  // two tabs end up with one epoch (the localStorage counter read by the thief does not yet
-  // show the other tab's write). The failure details print below; see the hand-off report.
-  it('invariant 2: no epoch was issued to two tabs in any hand-over above', { todo: 'core: steal after goodbye can issue one epoch twice' }, () => {
+  // every hand-over above (each tab's transition log, and the server's fence log).
+  it('invariant 2: no epoch was issued to two tabs in any hand-over above', () => {
     for (const ns of fencedNamespaces) collectFenceDuplicates(server.stats(), `${ns}/token-refresh`, ns);
     assert.deepEqual(termViolations, []);
   });

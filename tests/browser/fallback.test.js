@@ -185,7 +185,7 @@ for (const { mode, query, support } of MODES) {
 
     // The core hands over to a visible tab only under Web Locks (evaluate_web_locks steals for
     // preferVisible); the lease and broadcast-only modes keep the hidden leader. See the report.
-    it('a hidden leader hands over to a tab that becomes visible, for the resources that preferVisible', { todo: 'core: preferVisible acts only with Web Locks' }, async () => {
+    it('a hidden leader hands over to a tab that becomes visible, for the resources that preferVisible', async () => {
       const slow = FAST.replace('heartbeatMs=250', 'heartbeatMs=500').replace('suspectMs=1500', 'suspectMs=3000').replace('leaseMs=3000', 'leaseMs=5000');
       const group = await openGroup(browser, server, { ns: uniqueNs(`${mode}-visible`), ids: ['v1', 'v2', 'v3'], query: `${slow}&${query}` });
       try {

@@ -541,8 +541,11 @@ void Node::evaluate_web_locks(Resource& r, double now, Effects& out) {
     steal(r, Reason::prefer_visible, out);
     return;
   }
-  // Replace a leader that stopped making progress: ask first, then steal.
-  double last_progress = leader ? std::max(leader->last_progress_ms, r.queued_ms) : r.queued_ms;
+  // Replace a leader that stopped making progress: ask first, then steal. With no leader
+  // known (it said goodbye, or none was heard yet), the lock queue gets a full suspect
+  // timeout to hand over before anyone steals.
+  double last_progress = leader ? std::max(leader->last_progress_ms, r.queued_ms)
+                                : std::max(r.queued_ms, r.leaderless_since_ms);
   double steal_after = last_progress + config_.suspect_ms + pos * config_.rank_stagger_ms;
   if (now < steal_after) {
     r.abdicate_asked_ms = -1;
@@ -601,6 +604,7 @@ void Node::evaluate_lease(Resource& r, double now, Effects& out) {
   }
   if (r.role != Role::follower || r.lease_op != LeaseOp::none) return;  // the result re-evaluates
   if (defer_while_stalled(r, now)) return;
+  ask_hidden_leader(r, now, out);
   if (r.named_successor && now - r.named_ms >= config_.suspect_ms) r.named_successor = false;
   // Backing off after a lost race must not delay the successor a goodbye named.
   if (!r.named_successor && now < r.backoff_until_ms) {
@@ -627,6 +631,21 @@ void Node::evaluate_lease(Resource& r, double now, Effects& out) {
   start_lease(r, LeaseOp::acquire, now, out);
 }
 
+// Lease and broadcast-only: a visible follower that ranks first asks a hidden leader to
+// hand over (the leader abdicates and names it in its goodbye). Asked once per leader term.
+void Node::ask_hidden_leader(Resource& r, double now, Effects& out) {
+  if (!r.policy.prefer_visible || lifecycle_ != Lifecycle::active || r.leader.empty()) return;
+  const Candidate* leader = presence_.find(r.leader);
+  if (!leader || leader->lifecycle != Lifecycle::hidden || r.abdicate_asked_ms >= 0) return;
+  if (rank_position(r, now, r.leader) != 0) return;
+  wire::Frame req = frame(wire::Kind::abdicate_request);
+  req.subject = r.name;
+  req.target = r.leader;
+  send(std::move(req), out);
+  ++metrics_.abdicate_requests_sent;
+  r.abdicate_asked_ms = now;
+}
+
 void Node::start_lease(Resource& r, LeaseOp op, double now, Effects& out) {
   r.lease_op = op;
   r.lease_started_ms = now;
@@ -638,6 +657,7 @@ void Node::evaluate_broadcast(Resource& r, double now, Effects& out) {
   if (!ensure_eligible(r, now, out)) return;
   if (r.role != Role::follower) return;
   if (defer_while_stalled(r, now)) return;
+  ask_hidden_leader(r, now, out);
   if (!r.named_successor && now < r.backoff_until_ms) {
     r.wake_ms = std::min(r.wake_ms, r.backoff_until_ms);
     return;

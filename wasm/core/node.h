@@ -224,6 +224,7 @@ class Node {
   void steal(Resource& r, Reason why, Effects& out);
   bool defer_while_stalled(Resource& r, double now);
   void start_lease(Resource& r, LeaseOp op, double now, Effects& out);
+  void ask_hidden_leader(Resource& r, double now, Effects& out);
   void request_epoch(Resource& r, Effects& out);
   void trigger(Resource& r, double now, bool immediate = false);
   void trigger_all(double now);
