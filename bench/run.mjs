@@ -209,7 +209,9 @@ async function main() {
   writeFileSync(jsonOut, `${JSON.stringify(results, null, 1)}\n`);
   console.log(`\n${renderTargets(results)}`);
   if (write) {
-    writeFileSync(path.join(here, 'RESULTS.md'), renderMarkdown(results));
+    // The reliability figures come from other long runs (soak, fuzzing, chaos): kept as written.
+    const reliability = path.join(here, 'RELIABILITY.md');
+    writeFileSync(path.join(here, 'RESULTS.md'), renderMarkdown(results) + readFileSync(reliability, 'utf8'));
     log(`wrote bench/RESULTS.md`);
   }
   log(`raw results: ${path.relative(process.cwd(), jsonOut)}; done in ${elapsed()}`);
