@@ -67,7 +67,7 @@ function spawnChromium(userDataDir, extraArgs, timeoutMs) {
  * Options: args (extra Chromium flags), timeoutMs (launch timeout, 15000).
  * Returns {browser, context, wsEndpoint, process, openTab(url), tabs(), close()}.
  */
-export async function launchBrowser({ args = [], timeoutMs = 15000 } = {}) {
+export async function launchBrowser({ args = [], timeoutMs = 45000 } = {}) {
   const userDataDir = await mkdtemp(path.join(os.tmpdir(), 'baton-chromium-'));
   const { proc, wsEndpoint: wsPromise } = spawnChromium(userDataDir, args, timeoutMs);
   let closed = false;
