@@ -521,6 +521,8 @@ export interface RelayStats {
   relayed: number;
   /** Relays of a term older than the newest one seen (a thawed stale leader), dropped. */
   staleDropped: number;
+  /** Relays of an older term delivered anyway because they carried exactly the next id (integer ids only). */
+  staleFilled: number;
   /** Terms of this tab that turned out stale (a newer term was relayed) and were given up. */
   staleTerms: number;
   droppedMalformed: number;

@@ -6,7 +6,8 @@
  * a BroadcastChannel of its own (`baton/<namespace>/relay/<resource>`, plain structured-
  * clone objects). Every tab, the leader included, delivers each event to the app exactly
  * once and in order: an id at or below the last one delivered is dropped, and so is a
- * relay from a term older than the newest one seen (a thawed stale leader). Every tab keeps
+ * relay from a term older than the newest one seen (a thawed stale leader), unless it is the
+ * exact next id (it cannot make a tab skip ahead; see `apply`). Every tab keeps
  * the cursor current (localStorage, per namespace and resource), so whichever tab leads
  * next resumes right after the last id it delivered.
  *
@@ -118,6 +119,7 @@ class Relay {
       gapsSeen: 0,
       relayed: 0,
       staleDropped: 0,
+      staleFilled: 0,
       staleTerms: 0,
       droppedMalformed: 0,
       droppedOversized: 0,
@@ -522,6 +524,15 @@ class Relay {
   /** A well-formed, confirmed message of this session: event, lead, beat or alive. */
   apply(msg) {
     if (msg.epoch < this.newestEpoch) {
+      // A relay of an older term is ignored, with one exception: the exact next id. It is the
+      // next event of the one stream, so it cannot make this tab skip ahead, and it must be
+      // taken when the newer term this tab saw stepped down before relaying it (two terms in
+      // conflict) while the next leader, which never saw that term, resumes after it.
+      if (msg.kind === 'event' && !this.customCompare && this.last !== null && this.toId(msg.id) === this.last + 1) {
+        this.counters.staleFilled += 1;
+        this.deliver({ id: this.toId(msg.id), data: msg.data, type: msg.type }, msg.epoch, msg.from);
+        return;
+      }
       this.counters.staleDropped += 1;
       return;
     }

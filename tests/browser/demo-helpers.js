@@ -23,7 +23,13 @@ export function uniqueNs(label) {
  */
 export async function openGroup(browser, server, { ns, ids, query = FAST }) {
   const tabs = [];
-  for (const id of ids) tabs.push(await openDemoTab(browser, server, { ns, id, query }));
+  try {
+    for (const id of ids) tabs.push(await openDemoTab(browser, server, { ns, id, query }));
+  } catch (error) {
+    // Leave nothing behind for the next group (its stream counts would be off).
+    for (const tab of browser.tabs()) if (tab.url.includes(`ns=${encodeURIComponent(ns)}&`)) await tab.page.close().catch(() => {});
+    throw error;
+  }
   return tabs;
 }
 
@@ -34,7 +40,7 @@ export async function openDemoTab(browser, server, { ns, id, query = FAST }) {
   tab.page.on('pageerror', (error) => tab.errors.push(error.message));
   await waitFor(() => tab.page.evaluate(() => Boolean(window.__demo && window.__demo.ready)), {
     what: `demo ready in ${id}${tab.errors.length ? ` (page errors: ${tab.errors.join('; ')})` : ''}`,
-    timeoutMs: 15000,
+    timeoutMs: 30000, // a page load on a 2-core machine shared with other jobs can take a while
   });
   return tab;
 }
