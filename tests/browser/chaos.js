@@ -32,6 +32,14 @@ export async function runChaos({ server, seed = 1, actions = 20, tabs: count = 8
   const pick = (list) => list[Math.floor(rand() * list.length)];
   const ns = uniqueNs(`chaos-${seed}`);
   const browser = await launchBrowser();
+  try {
+    return await chaos({ browser, server, seed, rand, pick, ns, count, actions, pauseMs, log });
+  } finally {
+    await browser.close(); // also when a step fails, so no Chromium outlives the run
+  }
+}
+
+async function chaos({ browser, server, seed, rand, pick, ns, count, actions, pauseMs, log }) {
   const tabs = []; // {tab, state: 'running'|'frozen'|'hidden'}
   let opened = 0;
   const open = async () => {
@@ -160,6 +168,5 @@ export async function runChaos({ server, seed = 1, actions = 20, tabs: count = 8
   figures.accepted = mine.filter((e) => e.ok).length;
   figures.staleRejected = mine.filter((e) => !e.ok).length;
   figures.handovers = Math.max(0, terms.size - 1);
-  await browser.close();
   return figures;
 }
