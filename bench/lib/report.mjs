@@ -159,7 +159,7 @@ function handoverSection(r, h, keys, title, kindNote) {
     triple(stat(h.crash[k], 'fromCommand')),
     [issues(h.close[k]), issues(h.crash[k])].filter(Boolean).join('; ') || '',
   ]);
-  return `### ${title}\n\n${kindNote}\n\n${table(
+  return `### ${title}\n\n${kindNote ? `${kindNote}\n\n` : ''}${table(
     ['library', 'close: command → next leader', 'close: pagehide → next leader', "leaving tab's own pagehide work", 'crash: command → next leader', 'notes'],
     rows,
   )}\n`;
@@ -205,6 +205,7 @@ function startupSection(r) {
       labelOf(r, k),
       triple(st('toLeader')),
       triple(st('toEntry')),
+      triple(summarize(list.map((x) => (x.toLeader === null || x.toEntry === null ? null : x.toLeader - x.toEntry)))),
       list.some((x) => x.wasmInstantiate !== null) ? triple(st('wasmInstantiate')) : 'no wasm',
       s[k].filter((x) => x.error).map((x) => x.error).join('; '),
     ];
@@ -214,7 +215,7 @@ function startupSection(r) {
   const warm = summarize(init.flatMap((x) => x.init.times.slice(1)));
   const inst = summarize(init.map((x) => x.init.wasm[0]));
   return `## Start-up (one tab alone)\n\nA fresh tab with fresh names, loaded from the local server (no cache: the server sends \`no-store\`); times from navigation start (\`performance.timeOrigin\`). "Entry runs" is when the page's bundled entry starts executing, i.e. after its imports were evaluated (for Baton: after \`await load()\`, the wasm core's instantiation, at module top level). "wasm instantiate" is \`WebAssembly.instantiate\` of the embedded binary, timed by wrapping it in the page.\n\n${table(
-    ['library', 'navigation → first leader (median / p95 / max)', 'navigation → entry runs', 'wasm instantiate', 'notes'],
+    ['library', 'navigation → first leader (median / p95 / max)', 'navigation → entry runs', 'entry runs → first leader (the election itself)', 'wasm instantiate', 'notes'],
     rows,
   )}\n\nThe core's module init alone (\`bench/pages/baton-init.html\`: \`await createBatonCore()\`, i.e. base64 decode of the embedded ${r.size ? `${r.size.wasm.raw}-byte` : ''} binary, \`WebAssembly.instantiate\`, embind type registration), ${init.length} page loads: cold (first in the page) ${triple(cold)}; again in the same page ${triple(warm)}; of which \`WebAssembly.instantiate\` (cold) ${triple(inst)}.\n`;
 }
@@ -282,7 +283,7 @@ function idleSection(r) {
 function throughputSection(r) {
   const t = r.throughput;
   const ratio = (w) => (w ? `${(t.native.decodeStep / w).toFixed(1)}×` : '–');
-  return `## Core throughput\n\nFrames per second, best of two rounds for the wasm paths. The workload of bench/core_throughput.cc: a ${t.native.frameBytes}-byte heartbeat of a leader holding two terms, fed to a follower that joined both resources, ${t.frames} frames. Native: build/native/bench/baton_bench_core (RelWithDebInfo, -O2). WebAssembly: bench/wasm-throughput.mjs in Node ${r.machine.node}, the shipped MinSizeRel (-Oz) build, the same frames (encoded in JS exactly as wire::encode does: ${t.wasm.frameBytes} bytes, ${t.wasm.raw.malformed} malformed).\n\n${table(['path', 'frames/s', 'native ÷ this'], [
+  return `## Core throughput\n\nFrames per second, the best of ${t.runs || 1} runs (the wasm paths: best of two rounds within each run). The workload of bench/core_throughput.cc: a ${t.native.frameBytes}-byte heartbeat of a leader holding two terms, fed to a follower that joined both resources, ${t.frames} frames. Native: build/native/bench/baton_bench_core (RelWithDebInfo, -O2). WebAssembly: bench/wasm-throughput.mjs in Node ${r.machine.node}, the shipped MinSizeRel (-Oz) build, the same frames (encoded in JS exactly as wire::encode does: ${t.wasm.frameBytes} bytes, ${t.wasm.raw.malformed} malformed).\n\n${table(['path', 'frames/s', 'native ÷ this'], [
     ['native: decode only', num(t.native.decode, 0), ''],
     ['native: decode + step', num(t.native.decodeStep, 0), '1.0×'],
     ['wasm: embind method straight (`core.raw._message`): boundary + decode + step', num(t.wasm.raw.framesPerSecond, 0), ratio(t.wasm.raw.framesPerSecond)],
@@ -340,7 +341,7 @@ function analysis(r) {
     out.push(`**Hand-over on close (Web Locks).** Three costs sit on Baton's path that the bare lock does not have. (1) The leaving tab's own pagehide listener runs ${work('baton')} (median; bare lock ${work('bare-locks')}) before its lock can go: the release resolves the promise that holds the lock, and that takes effect only once the listener has returned; in that time Baton steps the core (closing, then dispose), posts the goodbye, copies the final metrics and log out of wasm through embind, partly in code that has never run in that tab. (2) In the next tab, allocating the epoch on the grant${diag.length ? ` takes ${dmed('alloc')} median, ${dmax('alloc')} worst in the diagnostic run${parts.length ? `: ${parts.join(', ')} (medians)` : ''}` : ''}; storage is slow exactly then, while the closing tab's own storage traffic is in flight. (3) ${diag.length ? `${dmed('notify')} (median)` : 'Some milliseconds'} from the stored epoch to the callback (the elected step, the heartbeat post, the notice). What would close it: release the lock and post the goodbye first in pagehide, and defer or drop the rest (keep the final metrics and log in the core and copy them out only when asked); open the IndexedDB database and read the localStorage floor when joining rather than on the grant, so that the grant pays one warm transaction; and keep the elected path short.`);
   }
   if (missed.has('handover-crash')) {
-    out.push(`**Hand-over on crash (Web Locks).** The browser frees a crashed tab's locks after it notices the renderer died (the same for everyone); Baton then pays the first localStorage access in the new leader (see above) and the elected path. Warming the storage and a shorter elected path would close the gap.`);
+    out.push(`**Hand-over on crash (Web Locks).** The browser frees a crashed tab's locks after it notices the renderer died (the same for everyone); then Baton's new leader allocates the epoch on the grant, with the same storage costs as above (the first localStorage read in that renderer, opening IndexedDB, one transaction), and runs the elected path. Opening the database and reading the floor when joining, and a shorter elected path, would close most of the gap.`);
   }
   for (const v of ['frozen', 'frozenSilent']) {
     if (missed.has(`${v}-baton-lease`)) {
