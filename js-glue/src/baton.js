@@ -18,13 +18,15 @@
  */
 import { Runtime } from './runtime.js';
 import { Database } from './idb.js';
-import { chooseAuthority, namesFor, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
+import { chooseAuthority, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
+import { namesFor } from './names.js';
 import { watchLifecycle } from './lifecycle.js';
 import { installTestHooks } from './test-hooks.js';
 import { deposed, disposedError, reportError, staleOwner } from './errors.js';
 import {
   LIMITS,
   booleanOption,
+  checkString,
   envOption,
   functionOption,
   numberOption,
@@ -32,7 +34,6 @@ import {
   optionsObject,
   stringListOption,
   stringOption,
-  utf8Length,
 } from './options.js';
 
 const BATON_OPTIONS = [
@@ -65,7 +66,7 @@ const handles = new WeakMap();
 export function createBaton(options) {
   const where = 'createBaton';
   const o = optionsObject(where, 'options', options, BATON_OPTIONS);
-  const namespace = stringOption(where, o, 'namespace', { required: true });
+  const namespace = stringOption(where, o, 'namespace', { required: true, maxBytes: LIMITS.namespaceBytes });
   const protocolVersion = numberOption(where, o, 'protocolVersion', { fallback: 1, integer: true });
   const appVersion = stringOption(where, o, 'appVersion', { fallback: '0', maxBytes: LIMITS.versionBytes });
   const capabilities = stringListOption(where, o, 'capabilities', { maxItems: LIMITS.capabilities, maxBytes: LIMITS.capabilityBytes });
@@ -213,9 +214,7 @@ class Baton {
   lead(resource, options) {
     const where = 'baton.lead';
     if (this.disposed) throw disposedError('baton.lead()');
-    if (typeof resource !== 'string' || resource === '' || utf8Length(resource) > LIMITS.resourceBytes) {
-      throw new TypeError(`${where}: "resource" must be a non-empty string of at most ${LIMITS.resourceBytes} bytes of UTF-8 (got ${typeof resource === 'string' ? JSON.stringify(resource.slice(0, 40)) : String(resource)})`);
-    }
+    checkString(where, 'resource', resource, LIMITS.resourceBytes);
     const o = optionsObject(where, 'options', options, LEAD_OPTIONS, { optional: true });
     const eligible = optionsObject(where, 'eligible', o.eligible, ELIGIBLE_OPTIONS, { optional: true });
     const policy = policyOf(where, eligible, booleanOption(where, o, 'preferVisible', false));

@@ -5,17 +5,22 @@
  * @module tab-baton/options
  */
 
+import CORE_LIMITS from '../../wasm/core/limits.json' with { type: 'json' };
+
 /**
- * What the wire format carries (wasm/core/wire.h): longer names would be clamped by the
- * encoder and misread by peers, so they are rejected here, up front.
+ * The longest names, in bytes of UTF-8, and the most of each list: what the wire format
+ * carries (wasm/core/limits.json, the core's own limits: longer names would be clamped by
+ * the encoder and misread by peers), and the namespace, which only the glue uses (in the
+ * lock, channel and storage names). Rejected here, up front, with a TypeError.
  */
 export const LIMITS = {
-  idBytes: 64, // kMaxIdBytes
-  resourceBytes: 48, // kMaxResourceBytes
-  capabilityBytes: 32, // kMaxCapabilityBytes
-  capabilities: 8, // kMaxCapabilities
-  versionBytes: 32, // kMaxVersionBytes
-  claims: 8, // kMaxClaims: resources one tab can lead at once
+  idBytes: CORE_LIMITS.idBytes,
+  resourceBytes: CORE_LIMITS.resourceBytes,
+  capabilityBytes: CORE_LIMITS.capabilityBytes,
+  capabilities: CORE_LIMITS.capabilities,
+  versionBytes: CORE_LIMITS.versionBytes,
+  claims: CORE_LIMITS.claims, // resources one tab can lead at once
+  namespaceBytes: 128,
 };
 const encoder = new TextEncoder();
 
@@ -62,12 +67,24 @@ export function stringOption(where, opts, key, { required = false, fallback, max
   if (wireName && maxBytes === undefined) maxBytes = LIMITS.resourceBytes;
   const value = opts[key];
   if (value === undefined && !required) return fallback;
-  if (typeof value !== 'string' || value === '') throw fail(where, key, 'a non-empty string', value);
+  return checkString(where, key, value, maxBytes);
+}
+
+/**
+ * A non-empty, well-formed string of at most `maxBytes` bytes of UTF-8 (when given).
+ * A lone surrogate has no UTF-8 form: the core would read it as U+FFFD, a different name
+ * than the tab's own, so it is rejected rather than changed.
+ */
+export function checkString(where, name, value, maxBytes) {
+  if (typeof value !== 'string' || value === '') throw fail(where, name, 'a non-empty string', value);
+  if (LONE_SURROGATE.test(value)) throw fail(where, name, 'well-formed UTF-16 (it has a lone surrogate)', value);
   if (maxBytes !== undefined && utf8Length(value) > maxBytes) {
-    throw fail(where, key, `at most ${maxBytes} bytes of UTF-8`, value);
+    throw fail(where, name, `at most ${maxBytes} bytes of UTF-8`, value);
   }
   return value;
 }
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 export function utf8Length(value) {
   return encoder.encode(value).length;
@@ -116,9 +133,8 @@ export function oneOfOption(where, opts, key, choices, fallback) {
 export function stringListOption(where, opts, key, { maxItems, maxBytes }) {
   const value = opts[key];
   if (value === undefined) return [];
-  if (!Array.isArray(value) || value.length > maxItems || !value.every((v) => typeof v === 'string' && v !== '' && utf8Length(v) <= maxBytes)) {
-    throw fail(where, key, `an array of at most ${maxItems} non-empty strings of at most ${maxBytes} bytes`, value);
-  }
+  if (!Array.isArray(value) || value.length > maxItems) throw fail(where, key, `an array of at most ${maxItems} strings`, value);
+  for (const item of value) checkString(where, key, item, maxBytes);
   return [...value];
 }
 
