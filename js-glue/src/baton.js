@@ -56,7 +56,23 @@ const handles = new WeakMap();
  * @param {object} options see index.d.ts (`BatonOptions`)
  */
 export function createBaton(options) {
-  const where = 'createBaton';
+  return makeBaton('createBaton', options, null);
+}
+
+/**
+ * A Baton whose Web Locks are named by `lockName(resource)` instead of Baton's own names,
+ * for the compatibility APIs that document their lock name (so that tabs still running the
+ * original library and Baton tabs exclude each other). Baton's own lock name then marks
+ * that the holder is a Baton tab: only such a holder is ever stolen from (see WebLocks).
+ * @param {string} where the API's name, for option errors
+ * @param {object} options as for createBaton
+ * @param {(resource: string) => string} lockName
+ */
+export function createBatonWithLockName(where, options, lockName) {
+  return makeBaton(where, options, lockName);
+}
+
+function makeBaton(where, options, lockName) {
   const o = optionsObject(where, 'options', options, BATON_OPTIONS);
   const namespace = stringOption(where, o, 'namespace', { required: true });
   const protocolVersion = numberOption(where, o, 'protocolVersion', { fallback: 1, integer: true });
@@ -82,7 +98,7 @@ export function createBaton(options) {
     config: { id, appVersion, capabilities, heartbeatMs, suspectMs, leaseMs, seed },
     env,
     authority,
-    names: namesFor(namespace, protocolVersion),
+    names: lockNames(namesFor(namespace, protocolVersion), lockName),
   });
   const api = Object.freeze({
     id,
@@ -98,6 +114,11 @@ export function createBaton(options) {
   batons.set(api, baton);
   if (testHooks) baton.hooks = installTestHooks(baton);
   return api;
+}
+
+/** Baton's names, with the lock renamed and Baton's own lock name kept as the holder's marker. */
+function lockNames(names, lockName) {
+  return lockName ? { ...names, lock: lockName, marker: names.lock } : { ...names, marker: null };
 }
 
 /** The internals behind a public Baton (for the compatibility layers). */
@@ -123,6 +144,8 @@ class Baton {
       staleGrants: 0,
       locksLost: 0,
       lockErrors: 0,
+      foreignHolderWaits: 0,
+      droppedSideMessages: 0,
       epochAllocations: 0,
       epochsNotDurable: 0,
       storageErrors: 0,
