@@ -265,6 +265,8 @@ export interface BatonSupport {
   localStorage: boolean;
   /** The authority chosen at creation. */
   authority: Authority;
+  /** Why that authority, in words (e.g. 'navigator.locks is available'). */
+  reason: string;
   /** The authority in use now. */
   mode: Authority;
   degraded: boolean;

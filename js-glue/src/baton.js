@@ -11,7 +11,7 @@
  */
 import { Runtime } from './runtime.js';
 import { Database } from './idb.js';
-import { chooseAuthority, namesFor, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
+import { authorityReason, chooseAuthority, isNodeWithoutEnv, namesFor, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
 import { watchLifecycle } from './lifecycle.js';
 import { installTestHooks } from './test-hooks.js';
 import { deposed, disposedError, reportError, staleOwner } from './errors.js';
@@ -94,10 +94,13 @@ function makeBaton(where, options, lockName) {
   } catch (error) {
     throw new TypeError(`${where}: ${error.message}`);
   }
+  const reason = authorityReason(env, requested, authority);
+  if (isNodeWithoutEnv(env)) warnOnceInNode(`tab-baton: ${where}() in Node without "env" runs in ${authority} mode: ${reason}.`);
   const baton = new Baton({
     config: { id, appVersion, capabilities, heartbeatMs, suspectMs, leaseMs, seed },
     env,
     authority,
+    reason,
     names: lockNames(namesFor(namespace, protocolVersion), lockName),
   });
   const api = Object.freeze({
@@ -131,11 +134,20 @@ export function entryOf(handle) {
   return handles.get(handle);
 }
 
+let warnedInNode = false;
+/** Says once per process which mode Baton chose in Node, and why (support().reason says it too). */
+function warnOnceInNode(message) {
+  if (warnedInNode) return;
+  warnedInNode = true;
+  console.warn(message);
+}
+
 class Baton {
-  constructor({ config, env, authority, names }) {
+  constructor({ config, env, authority, reason, names }) {
     this.config = config;
     this.env = env;
     this.authority = authority;
+    this.reason = reason;
     this.names = names;
     this.counters = {
       droppedNotBinary: 0,
@@ -281,6 +293,7 @@ class Baton {
     return {
       ...supportOf(this.env),
       authority: this.authority,
+      reason: this.reason,
       mode: this.runtime.authority(),
       degraded: this.everDegraded || this.runtime.degraded(),
     };

@@ -47,10 +47,30 @@ export function resolveEnv(source) {
     onLine: () => read(nav, 'onLine'),
     now,
     startMs: startTime(g, injected, now),
-    setTimeout: (fn, ms) => timers.setTimeout(fn, ms),
+    setTimeout: (fn, ms) => unref(timers.setTimeout(fn, ms)),
     clearTimeout: (id) => timers.clearTimeout(id),
     injected,
   };
+}
+
+/**
+ * In Node a timer keeps the process alive; Baton's never should (a Baton nobody disposed
+ * must not hang a test runner or an SSR process). Browsers' timer ids are numbers.
+ */
+function unref(timer) {
+  if (timer && typeof timer.unref === 'function') timer.unref();
+  return timer;
+}
+
+/**
+ * The other side of `unref`: while the app awaits Baton (`awaitLeadership()`), Node must not
+ * exit under it. Holds the process open with one idle timer until the returned function runs.
+ * Nothing in browsers.
+ */
+export function holdProcessOpen() {
+  if (typeof globalThis.process?.versions?.node !== 'string') return () => {};
+  const timer = setInterval(() => {}, 2 ** 30);
+  return () => clearInterval(timer);
 }
 
 /** Reads a property that may throw (a sandboxed iframe's `indexedDB`, say) or be missing. */
@@ -110,6 +130,31 @@ export function chooseAuthority(env, requested) {
   if (env.locks) return 'web-locks';
   if (env.indexedDB) return 'lease';
   return 'broadcast';
+}
+
+/**
+ * Why `chooseAuthority` chose `authority`, in words (`support().reason`).
+ * @param {Env} env
+ * @param {'auto'|'web-locks'|'lease'|'broadcast'} requested
+ * @param {'web-locks'|'lease'|'broadcast'} authority
+ */
+export function authorityReason(env, requested, authority) {
+  if (requested !== 'auto') return `the "authority" option asked for ${requested}`;
+  if (authority === 'web-locks') return 'navigator.locks is available';
+  if (authority === 'lease') return 'no navigator.locks, but indexedDB is: a lease in IndexedDB decides';
+  const where = isNodeWithoutEnv(env) ? ' (Node has neither: pass a tab of tab-baton/testing as "env" to simulate a browser)' : '';
+  const channel = env.BroadcastChannel
+    ? env.injected
+      ? 'BroadcastChannel heartbeats decide'
+      : "BroadcastChannel heartbeats decide, among the contexts this BroadcastChannel reaches (in Node: this process's threads only)"
+    : 'and no BroadcastChannel either: this context only sees itself';
+  return `no navigator.locks and no indexedDB${where}: ${channel}`;
+}
+
+/** Node (a server, a test runner) with Baton on its own globals rather than an injected env. */
+export function isNodeWithoutEnv(env) {
+  const process = globalThis.process;
+  return !env.injected && typeof process?.versions?.node === 'string' && typeof globalThis.document === 'undefined';
 }
 
 /**

@@ -26,6 +26,7 @@
  */
 import { batonOf, entryOf } from '../baton.js';
 import { reportError } from '../errors.js';
+import { holdProcessOpen } from '../env.js';
 import { LIMITS, envOption, numberOption, oneOfOption, optionsObject, stringOption } from '../options.js';
 import { registerCompat, singleElection } from './shared.js';
 
@@ -176,11 +177,16 @@ export function createLeaderElection(channel, options) {
     /** Resolves when this tab becomes the leader; never resolves once dead. */
     awaitLeadership() {
       if (!awaitingLeadership) {
+        // In Node the process stays open while this is awaited (Baton's timers do not hold it).
+        const release = dead ? () => {} : holdProcessOpen();
         let resolve;
         const promise = new Promise((r) => {
-          resolve = r;
+          resolve = () => {
+            release();
+            r();
+          };
         });
-        awaitingLeadership = { promise, resolve };
+        awaitingLeadership = { promise, resolve, release };
         if (handle.state() === 'leader') resolve();
         start();
       }
@@ -192,11 +198,13 @@ export function createLeaderElection(channel, options) {
       start();
       if (handle.state() === 'leader') return Promise.resolve(true);
       return new Promise((resolve) => {
+        const release = holdProcessOpen();
         const stop = handle.onChange((change) => {
           if (change.type === 'elected' || change.type === 'released') done();
         });
         const timer = internals.env.setTimeout(() => done(), heartbeatMs);
         function done() {
+          release();
           stop();
           internals.env.clearTimeout(timer);
           resolve(handle.state() === 'leader');
@@ -207,6 +215,7 @@ export function createLeaderElection(channel, options) {
     die() {
       if (!diePromise) {
         dead = true;
+        awaitingLeadership?.release(); // it never resolves now, as in the library
         baton.dispose();
         side?.removeEventListener('message', onSide);
         side?.close();
