@@ -102,7 +102,7 @@ function makeBaton(where, options, lockName) {
     throw new TypeError(`${where}: ${error.message}`);
   }
   const reason = authorityReason(env, requested, authority);
-  if (isNodeWithoutEnv(env)) warnOnceInNode(`tab-baton: ${where}() in Node without "env" runs in ${authority} mode: ${reason}.`);
+  if (isNodeWithoutEnv(env)) warnOnceInNode(`tab-baton: ${where}() in Node without env: ${authority} mode, ${reason}`);
   const baton = new Baton({
     config: { id, appVersion, capabilities, heartbeatMs, suspectMs, leaseMs, seed },
     env,

@@ -139,16 +139,11 @@ export function chooseAuthority(env, requested) {
  * @param {'web-locks'|'lease'|'broadcast'} authority
  */
 export function authorityReason(env, requested, authority) {
-  if (requested !== 'auto') return `the "authority" option asked for ${requested}`;
+  if (requested !== 'auto') return `asked for by the "authority" option`;
   if (authority === 'web-locks') return 'navigator.locks is available';
-  if (authority === 'lease') return 'no navigator.locks, but indexedDB is: a lease in IndexedDB decides';
-  const where = isNodeWithoutEnv(env) ? ' (Node has neither: pass a tab of tab-baton/testing as "env" to simulate a browser)' : '';
-  const channel = env.BroadcastChannel
-    ? env.injected
-      ? 'BroadcastChannel heartbeats decide'
-      : "BroadcastChannel heartbeats decide, among the contexts this BroadcastChannel reaches (in Node: this process's threads only)"
-    : 'and no BroadcastChannel either: this context only sees itself';
-  return `no navigator.locks and no indexedDB${where}: ${channel}`;
+  if (authority === 'lease') return 'no navigator.locks; indexedDB is available';
+  const hint = isNodeWithoutEnv(env) ? ' (in Node, pass a tab-baton/testing tab as env)' : '';
+  return `no navigator.locks or indexedDB${hint}${env.BroadcastChannel ? '' : '; no BroadcastChannel: alone'}`;
 }
 
 /** Node (a server, a test runner) with Baton on its own globals rather than an injected env. */
