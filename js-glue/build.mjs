@@ -3,7 +3,7 @@
 // and dist/testing.js (the in-memory fakes). Run after the wasm build:
 //   cmake --preset wasm && cmake --build --preset wasm && node js-glue/build.mjs
 import { build } from 'esbuild';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,11 +33,15 @@ const common = {
   logLevel: 'warning',
 };
 
-await build({ ...common, entryPoints: [path.join(here, 'src', 'index.js')], outfile: path.join(dist, 'index.js') });
+// Split: code reached only through a dynamic import (requests and leader state, talk.js)
+// becomes a chunk that only the apps using it load; code it shares with the entry becomes a
+// shared chunk that index.js imports.
+await build({ ...common, entryPoints: [path.join(here, 'src', 'index.js')], outdir: dist, splitting: true, chunkNames: 'chunks/[name]-[hash]' });
 await build({ ...common, entryPoints: [path.join(here, 'src', 'testing', 'index.js')], outfile: path.join(dist, 'testing.js') });
 
 const size = (file) => {
   const bytes = readFileSync(file);
   return `${(bytes.length / 1024).toFixed(1)} KiB raw, ${(gzipSync(bytes, { level: 9 }).length / 1024).toFixed(1)} KiB gzip`;
 };
-for (const name of ['index.js', 'testing.js']) console.log(`dist/${name}: ${size(path.join(dist, name))}`);
+const chunks = readdirSync(path.join(dist, 'chunks')).map((name) => `chunks/${name}`);
+for (const name of ['index.js', ...chunks, 'testing.js']) console.log(`dist/${name}: ${size(path.join(dist, name))}`);

@@ -14,6 +14,7 @@ import { Database } from './idb.js';
 import { chooseAuthority, namesFor, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
 import { watchLifecycle } from './lifecycle.js';
 import { installTestHooks } from './test-hooks.js';
+import * as talk from './talk-lazy.js';
 import { deposed, disposedError, reportError, staleOwner } from './errors.js';
 import {
   LIMITS,
@@ -42,7 +43,7 @@ const BATON_OPTIONS = [
   'testHooks',
   'seed',
 ];
-const LEAD_OPTIONS = ['eligible', 'preferVisible', 'run'];
+const LEAD_OPTIONS = ['eligible', 'preferVisible', 'run', 'serve', 'accept'];
 const ELIGIBLE_OPTIONS = ['capability', 'hidden', 'network', 'newestAppOnly'];
 /** Transitions kept from earlier generations (bfcache restores). */
 const LOG_HISTORY = 128;
@@ -89,6 +90,8 @@ export function createBaton(options) {
     namespace,
     protocolVersion,
     lead: (resource, leadOptions) => baton.lead(resource, leadOptions),
+    request: (resource, message, requestOptions) => talk.request(baton, resourceName('baton.request', resource), message, requestOptions),
+    leaderState: (resource) => talk.leaderState(baton, resourceName('baton.leaderState', resource)),
     presence: () => baton.presence(),
     metrics: () => baton.metrics(),
     log: () => baton.log(),
@@ -203,13 +206,12 @@ class Baton {
   lead(resource, options) {
     const where = 'baton.lead';
     if (this.disposed) throw disposedError('baton.lead()');
-    if (typeof resource !== 'string' || resource === '' || utf8Length(resource) > LIMITS.resourceBytes) {
-      throw new TypeError(`${where}: "resource" must be a non-empty string of at most ${LIMITS.resourceBytes} bytes of UTF-8 (got ${typeof resource === 'string' ? JSON.stringify(resource.slice(0, 40)) : String(resource)})`);
-    }
+    resourceName(where, resource);
     const o = optionsObject(where, 'options', options, LEAD_OPTIONS, { optional: true });
     const eligible = optionsObject(where, 'eligible', o.eligible, ELIGIBLE_OPTIONS, { optional: true });
     const policy = policyOf(where, eligible, booleanOption(where, o, 'preferVisible', false));
     const run = functionOption(where, o, 'run');
+    const talkOptions = talk.talkOptions(where, o);
     if (this.entries.has(resource)) throw new Error(`${where}: this Baton already leads "${resource}"; release() that handle first`);
     // A frame carries at most this many claims: a tab leading more would look to its peers
     // as if it had stepped down from the rest.
@@ -218,6 +220,10 @@ class Baton {
     this.entries.set(resource, entry);
     if (!this.suspended) this.runtime.join(resource, policy);
     handles.set(entry.handle, entry);
+    if (talkOptions) {
+      entry.talkOptions = talkOptions;
+      talk.attach(this, entry);
+    }
     return entry.handle;
   }
 
@@ -246,6 +252,7 @@ class Baton {
       degraded: this.everDegraded || runtime.degraded(),
       generation: this.generation,
       glue: { ...this.counters },
+      talk: talk.talkMetrics(this),
     };
   }
 
@@ -267,6 +274,7 @@ class Baton {
     if (this.disposed) return;
     for (const entry of [...this.entries.values()]) entry.end('dispose');
     this.entries.clear();
+    talk.closeTalks(this);
     this.watch.stop();
     this.hooks?.remove();
     if (!this.suspended) this.retireRuntime();
@@ -274,6 +282,14 @@ class Baton {
     const database = this.database;
     if (database) this.runtime.retired.then(() => database.close());
   }
+}
+
+/** Checks a resource name (the wire format's limit); returns it. */
+function resourceName(where, resource) {
+  if (typeof resource !== 'string' || resource === '' || utf8Length(resource) > LIMITS.resourceBytes) {
+    throw new TypeError(`${where}: "resource" must be a non-empty string of at most ${LIMITS.resourceBytes} bytes of UTF-8 (got ${typeof resource === 'string' ? JSON.stringify(resource.slice(0, 40)) : String(resource)})`);
+  }
+  return resource;
 }
 
 /** The core's policy from the `eligible` and `preferVisible` options. */
@@ -295,6 +311,8 @@ class Entry {
     this.policy = policy;
     this.run = run;
     this.released = false;
+    /** `serve` and `accept` of requests (talk-lazy.js), null when this entry does not talk. */
+    this.talkOptions = null;
     /** @type {{resource: string, owner: string, epoch: number} | null} */
     this.token = null;
     /** @type {AbortController | null} */
@@ -320,6 +338,7 @@ class Entry {
         return () => this.listeners.delete(listener);
       },
       fenced: (fn) => this.fenced(fn),
+      setState: (value) => talk.setState(this.baton, this, value),
       release: () => this.baton.release(this),
     });
   }
