@@ -88,8 +88,9 @@ int main(int argc, char** argv) {
       o.fence = a.fence;
       o.steal = a.steal;
       o.storage_works = a.storage_works;
-      o.trace = a.trace;
-      Report r = World(o).run();
+      World world(o);
+      if (a.trace) world.set_trace([](const std::string& line) { std::printf("%s\n", line.c_str()); });
+      Report r = world.run();
       ++runs;
       total_steps += r.steps;
       handovers += r.handovers;
