@@ -14,7 +14,7 @@ import { Database } from './idb.js';
 import { chooseAuthority, namesFor, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
 import { watchLifecycle } from './lifecycle.js';
 import { installTestHooks } from './test-hooks.js';
-import * as talk from './talk-lazy.js';
+import { leaderState, loadTalk } from './talk-lazy.js';
 import { deposed, disposedError, reportError, staleOwner } from './errors.js';
 import {
   LIMITS,
@@ -44,6 +44,8 @@ const BATON_OPTIONS = [
   'seed',
 ];
 const LEAD_OPTIONS = ['eligible', 'preferVisible', 'run', 'serve', 'accept'];
+/** Lead options of requests: with either, the entry answers requests (talk.js, loaded then). */
+const TALK_OPTIONS = ['serve', 'accept'];
 const ELIGIBLE_OPTIONS = ['capability', 'hidden', 'network', 'newestAppOnly'];
 /** Transitions kept from earlier generations (bfcache restores). */
 const LOG_HISTORY = 128;
@@ -90,8 +92,11 @@ export function createBaton(options) {
     namespace,
     protocolVersion,
     lead: (resource, leadOptions) => baton.lead(resource, leadOptions),
-    request: (resource, message, requestOptions) => talk.request(baton, resourceName('baton.request', resource), message, requestOptions),
-    leaderState: (resource) => talk.leaderState(baton, resourceName('baton.leaderState', resource)),
+    request: (resource, message, requestOptions) => baton.talk('request', resourceName('baton.request', resource), message, requestOptions),
+    leaderState: (resource) => {
+      if (baton.disposed) throw disposedError('baton.leaderState()');
+      return leaderState(baton, resourceName('baton.leaderState', resource));
+    },
     presence: () => baton.presence(),
     metrics: () => baton.metrics(),
     log: () => baton.log(),
@@ -211,7 +216,7 @@ class Baton {
     const eligible = optionsObject(where, 'eligible', o.eligible, ELIGIBLE_OPTIONS, { optional: true });
     const policy = policyOf(where, eligible, booleanOption(where, o, 'preferVisible', false));
     const run = functionOption(where, o, 'run');
-    const talkOptions = talk.talkOptions(where, o);
+    const [serve, accept] = TALK_OPTIONS.map((key) => functionOption(where, o, key));
     if (this.entries.has(resource)) throw new Error(`${where}: this Baton already leads "${resource}"; release() that handle first`);
     // A frame carries at most this many claims: a tab leading more would look to its peers
     // as if it had stepped down from the rest.
@@ -220,9 +225,9 @@ class Baton {
     this.entries.set(resource, entry);
     if (!this.suspended) this.runtime.join(resource, policy);
     handles.set(entry.handle, entry);
-    if (talkOptions) {
-      entry.talkOptions = talkOptions;
-      talk.attach(this, entry);
+    if (serve || accept) {
+      entry.talkOptions = { serve, accept };
+      this.talk('attach', entry).catch(reportError);
     }
     return entry.handle;
   }
@@ -240,6 +245,11 @@ class Baton {
     if (!this.disposed && !this.suspended) this.runtime.resourceEvent('leave', entry.resource);
   }
 
+  /** Runs `talk.js`'s `name(baton, ...args)` once it is loaded (requests, state). */
+  talk(name, ...args) {
+    return loadTalk().then((talk) => talk[name](this, ...args));
+  }
+
   presence() {
     return this.disposed || this.suspended ? [] : this.runtime.presence();
   }
@@ -252,7 +262,7 @@ class Baton {
       degraded: this.everDegraded || runtime.degraded(),
       generation: this.generation,
       glue: { ...this.counters },
-      talk: talk.talkMetrics(this),
+      talk: Object.fromEntries([...(this.talks ?? [])].map(([resource, talk]) => [resource, talk.metrics()])),
     };
   }
 
@@ -274,7 +284,7 @@ class Baton {
     if (this.disposed) return;
     for (const entry of [...this.entries.values()]) entry.end('dispose');
     this.entries.clear();
-    talk.closeTalks(this);
+    for (const talk of this.talks?.values() ?? []) talk.close();
     this.watch.stop();
     this.hooks?.remove();
     if (!this.suspended) this.retireRuntime();
@@ -311,7 +321,7 @@ class Entry {
     this.policy = policy;
     this.run = run;
     this.released = false;
-    /** `serve` and `accept` of requests (talk-lazy.js), null when this entry does not talk. */
+    /** `serve` and `accept` of requests (talk.js), null when this entry does not talk. */
     this.talkOptions = null;
     /** @type {{resource: string, owner: string, epoch: number} | null} */
     this.token = null;
@@ -338,7 +348,7 @@ class Entry {
         return () => this.listeners.delete(listener);
       },
       fenced: (fn) => this.fenced(fn),
-      setState: (value) => talk.setState(this.baton, this, value),
+      setState: (value) => this.baton.talk('setState', this, value),
       release: () => this.baton.release(this),
     });
   }

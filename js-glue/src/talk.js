@@ -3,7 +3,8 @@
  * (`handle.setState`, `baton.leaderState`). This is the adapter: one BroadcastChannel per
  * resource, one timer, the app's callbacks; the decisions are the reducers'
  * (requests-client.js, requests-server.js, leader-state.js). Loaded on first use only
- * (talk-lazy.js), so an app that never talks to its leader does not load it.
+ * (talk-lazy.js), so an app that never talks to its leader does not load it; the Baton
+ * calls the functions exported here.
  *
  * Messages this tab posts reach its own receivers too (a leader serves its own tab's
  * requests), as a structured clone in a microtask, as if another tab had posted them.
@@ -16,13 +17,18 @@ import { StateTracker } from './leader-state.js';
 import { NoLeaderError, RemoteError, RequestError } from './requests-errors.js';
 import { TALK_LIMITS, TALK_PROTOCOL, check, errorData, sizeOf } from './talk-wire.js';
 import { reportError, staleOwner } from './errors.js';
+import { booleanOption, numberOption, optionsObject, stringOption } from './options.js';
+
+const REQUEST_OPTIONS = ['timeoutMs', 'signal', 'id', 'full'];
+/** Default time a request waits for its answer (queued while no leader exists). */
+const DEFAULT_TIMEOUT_MS = 10000;
 
 /**
  * The Talk of one resource in one Baton (created on first use, closed with the Baton).
  * @param {object} baton the internal Baton (baton.js)
  * @param {string} resource
  */
-export function talkOf(baton, resource) {
+function talkOf(baton, resource) {
   if (baton.disposed) throw new RequestError('DISPOSED', 'the Baton was disposed', { resource });
   baton.talks ??= new Map();
   let talk = baton.talks.get(resource);
@@ -31,6 +37,37 @@ export function talkOf(baton, resource) {
     baton.talks.set(resource, talk);
   }
   return talk;
+}
+
+/** `baton.request(resource, message, options)`: a wrong option rejects with a TypeError naming it. */
+export function request(baton, resource, message, options) {
+  const where = 'baton.request';
+  const o = optionsObject(where, 'options', options, REQUEST_OPTIONS, { optional: true });
+  const timeoutMs = numberOption(where, o, 'timeoutMs', { fallback: DEFAULT_TIMEOUT_MS, above: 0 });
+  const id = stringOption(where, o, 'id', { maxBytes: 128 });
+  const full = booleanOption(where, o, 'full', false);
+  const signal = o.signal;
+  if (signal !== undefined && !(signal && typeof signal.aborted === 'boolean' && typeof signal.addEventListener === 'function')) {
+    throw new TypeError(`${where}: option "signal" must be an AbortSignal`);
+  }
+  return talkOf(baton, resource).request(message, { timeoutMs, signal, id, full });
+}
+
+/** Makes a lead entry (with `serve` or `accept`) answer requests and announce its terms. */
+export function attach(baton, entry) {
+  if (!entry.released && !baton.disposed) talkOf(baton, entry.resource).attach(entry);
+}
+
+/** `handle.setState(value)`: rejects with STALE_OWNER when this tab does not lead. */
+export function setState(baton, entry, value) {
+  if (entry.released || baton.disposed) throw staleOwner(entry.resource, null, 0);
+  entry.talkOptions ??= {};
+  talkOf(baton, entry.resource).attach(entry).publish(value);
+}
+
+/** `baton.leaderState(resource)`: `fn(snapshot)` now if known and on every change; returns the detach. */
+export function watch(baton, resource, fn) {
+  return baton.disposed ? () => {} : talkOf(baton, resource).watch(fn);
 }
 
 class Talk {

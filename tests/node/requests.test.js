@@ -117,9 +117,9 @@ describe('requests', () => {
     assert.equal(tooMany.code, 'TOO_MANY');
     const tooLarge = await baton.request('big', 'x'.repeat(40_000)).then(() => null, (e) => e);
     assert.equal(tooLarge.code, 'TOO_LARGE');
-    assert.throws(() => baton.request('none', 1, { timeoutMs: -1 }), (e) => e instanceof TypeError && /timeoutMs/.test(e.message));
-    assert.throws(() => baton.request('none', 1, { signal: {} }), (e) => e instanceof TypeError && /signal/.test(e.message));
-    assert.throws(() => baton.request('none', 1, { retries: 3 }), (e) => e instanceof TypeError && /retries/.test(e.message));
+    await assert.rejects(baton.request('none', 1, { timeoutMs: -1 }), (e) => e instanceof TypeError && /timeoutMs/.test(e.message));
+    await assert.rejects(baton.request('none', 1, { signal: {} }), (e) => e instanceof TypeError && /signal/.test(e.message));
+    await assert.rejects(baton.request('none', 1, { retries: 3 }), (e) => e instanceof TypeError && /retries/.test(e.message));
     assert.throws(() => baton.request('', 1), (e) => e instanceof TypeError && /resource/.test(e.message));
     assert.throws(() => baton.lead('x', { serve: 'no' }), (e) => e instanceof TypeError && /serve/.test(e.message));
     await assert.rejects(baton.request('none', () => {}), (e) => e.name === 'DataCloneError');
@@ -276,5 +276,19 @@ describe('hostile messages on the talk channel', () => {
     await waitFor(() => counters().droppedMalformed === 2 && counters().droppedForeignVersion === 1 && counters().droppedOversized === 1);
     assert.equal(await baton.request('h', 2), 'fine', 'still serving');
     evil.close();
+  });
+});
+
+describe('what an app that does not talk to its leader pays', () => {
+  test('the implementation is dist/talk.js, imported dynamically: dist/index.js keeps only the facade', async () => {
+    const { readFileSync } = await import('node:fs');
+    const dist = new URL('../../js-glue/dist/', import.meta.url);
+    const index = readFileSync(new URL('index.js', dist), 'latin1');
+    const talk = readFileSync(new URL('talk.js', dist), 'latin1');
+    assert.equal(index.match(/import\("\.\/talk\.js"\)/g)?.length, 1, 'one dynamic import');
+    assert.ok(!/from\s*"\.\/talk\.js"/.test(index), 'no static import of talk.js');
+    for (const name of ['staleAnswers', 'lateAnswers', 'droppedOversized']) {
+      assert.ok(talk.includes(name) && !index.includes(`${name}:`), `${name} lives in talk.js only`);
+    }
   });
 });
