@@ -95,8 +95,8 @@ Report World::run() {
     if (!report_.violations.empty()) break;
     if (opt_.max_steps && report_.steps >= opt_.max_steps) break;
   }
+  record("at " + exact(clock_ms_));
   if (report_.violations.empty() && (!opt_.max_steps || report_.steps < opt_.max_steps)) {
-    record("at " + exact(clock_ms_));
     record("liveness");
     check_liveness();
   }
