@@ -368,6 +368,7 @@ class Endpoint {
 
   /** `handle.setState(value)`: publishes `value` as this term's state. */
   publish(value) {
+    this.sync();
     if (!this.token) throw staleOwner(this.talk.resource, null, 0);
     const limit = this.talk.maxBytes;
     if (sizeOf(value, limit) > limit) throw new RequestError('TOO_LARGE', `the state is over ${limit} bytes`, { resource: this.talk.resource });
@@ -377,7 +378,17 @@ class Endpoint {
     this.stateValue = structuredClone(value);
   }
 
+  /**
+   * Catches up with the entry: its change events come a microtask after the core decided,
+   * and a request or an answer in between must not count as the ended term's.
+   */
+  sync() {
+    if (this.token && this.entry.token !== this.token) this.end();
+    if (!this.token) this.begin();
+  }
+
   request(msg) {
+    this.sync();
     const decision = this.desk.request(msg.id);
     const epoch = this.desk.epoch;
     if (decision.do === 'ignore') return;
@@ -414,6 +425,7 @@ class Endpoint {
       outcome = 'failed';
       reply = { ...base, ok: false, error: errorData(error) };
     }
+    this.sync();
     if (this.desk.answered(msg.id, epoch, reply, outcome)) this.talk.post(reply);
   }
 }
