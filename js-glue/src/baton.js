@@ -21,6 +21,7 @@ import { Database } from './idb.js';
 import { authorityReason, chooseAuthority, isNodeWithoutEnv, namesFor, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
 import { watchLifecycle } from './lifecycle.js';
 import { installTestHooks } from './test-hooks.js';
+import { leaderState, loadTalk } from './talk-lazy.js';
 import { deposed, disposedError, reportError, staleOwner } from './errors.js';
 import {
   LIMITS,
@@ -49,7 +50,9 @@ const BATON_OPTIONS = [
   'testHooks',
   'seed',
 ];
-const LEAD_OPTIONS = ['eligible', 'preferVisible', 'run'];
+const LEAD_OPTIONS = ['eligible', 'preferVisible', 'run', 'serve', 'accept'];
+/** Lead options of requests: with either, the entry answers requests (talk.js, loaded then). */
+const TALK_OPTIONS = ['serve', 'accept'];
 const ELIGIBLE_OPTIONS = ['capability', 'hidden', 'network', 'newestAppOnly'];
 /** Transitions kept from earlier generations (bfcache restores). */
 const LOG_HISTORY = 128;
@@ -115,6 +118,11 @@ function makeBaton(where, options, lockName) {
     namespace,
     protocolVersion,
     lead: (resource, leadOptions) => baton.lead(resource, leadOptions),
+    request: (resource, message, requestOptions) => baton.talk('request', resourceName('baton.request', resource), message, requestOptions),
+    leaderState: (resource) => {
+      if (baton.disposed) throw disposedError('baton.leaderState()');
+      return leaderState(baton, resourceName('baton.leaderState', resource));
+    },
     presence: () => baton.presence(),
     metrics: () => baton.metrics(),
     log: () => baton.log(),
@@ -248,13 +256,12 @@ class Baton {
   lead(resource, options) {
     const where = 'baton.lead';
     if (this.disposed) throw disposedError('baton.lead()');
-    if (typeof resource !== 'string' || resource === '' || utf8Length(resource) > LIMITS.resourceBytes) {
-      throw new TypeError(`${where}: "resource" must be a non-empty string of at most ${LIMITS.resourceBytes} bytes of UTF-8 (got ${typeof resource === 'string' ? JSON.stringify(resource.slice(0, 40)) : String(resource)})`);
-    }
+    resourceName(where, resource);
     const o = optionsObject(where, 'options', options, LEAD_OPTIONS, { optional: true });
     const eligible = optionsObject(where, 'eligible', o.eligible, ELIGIBLE_OPTIONS, { optional: true });
     const policy = policyOf(where, eligible, booleanOption(where, o, 'preferVisible', false));
     const run = functionOption(where, o, 'run');
+    const [serve, accept] = TALK_OPTIONS.map((key) => functionOption(where, o, key));
     if (this.entries.has(resource)) throw new Error(`${where}: this Baton already leads "${resource}"; release() that handle first`);
     // A frame carries at most this many claims: a tab leading more would look to its peers
     // as if it had stepped down from the rest.
@@ -263,6 +270,10 @@ class Baton {
     this.entries.set(resource, entry);
     if (!this.suspended) this.runtime.join(resource, policy);
     handles.set(entry.handle, entry);
+    if (serve || accept) {
+      entry.talkOptions = { serve, accept };
+      this.talk('attach', entry).catch(reportError);
+    }
     return entry.handle;
   }
 
@@ -284,6 +295,11 @@ class Baton {
     entry.finish('released');
   }
 
+  /** Runs `talk.js`'s `name(baton, ...args)` once it is loaded (requests, state). */
+  talk(name, ...args) {
+    return loadTalk().then((talk) => talk[name](this, ...args));
+  }
+
   presence() {
     return this.disposed || this.suspended ? [] : this.runtime.presence();
   }
@@ -296,6 +312,7 @@ class Baton {
       degraded: this.everDegraded || runtime.degraded(),
       generation: this.generation,
       glue: { ...this.counters },
+      talk: Object.fromEntries([...(this.talks ?? [])].map(([resource, talk]) => [resource, talk.metrics()])),
     };
   }
 
@@ -330,6 +347,7 @@ class Baton {
     const database = this.database;
     if (database) this.runtime.retired.then(() => database.close());
     for (const entry of ending) entry.finish('dispose');
+    for (const talk of this.talks?.values() ?? []) talk.close();
   }
 
   /** Queues app code to run in a microtask, after the browser handler that caused it. */
@@ -357,6 +375,14 @@ class Baton {
   }
 }
 
+/** Checks a resource name (the wire format's limit); returns it. */
+function resourceName(where, resource) {
+  if (typeof resource !== 'string' || resource === '' || utf8Length(resource) > LIMITS.resourceBytes) {
+    throw new TypeError(`${where}: "resource" must be a non-empty string of at most ${LIMITS.resourceBytes} bytes of UTF-8 (got ${typeof resource === 'string' ? JSON.stringify(resource.slice(0, 40)) : String(resource)})`);
+  }
+  return resource;
+}
+
 /** The core's policy from the `eligible` and `preferVisible` options. */
 function policyOf(where, eligible, preferVisible) {
   return {
@@ -376,6 +402,8 @@ class Entry {
     this.policy = policy;
     this.run = run;
     this.released = false;
+    /** `serve` and `accept` of requests (talk.js), null when this entry does not talk. */
+    this.talkOptions = null;
     /** @type {{resource: string, owner: string, epoch: number} | null} */
     this.token = null;
     /** @type {AbortController | null} */
@@ -401,6 +429,7 @@ class Entry {
         return () => this.listeners.delete(listener);
       },
       fenced: (fn) => this.fenced(fn),
+      setState: (value) => this.baton.talk('setState', this, value),
       release: () => this.baton.release(this),
     });
   }

@@ -23,5 +23,6 @@ export { createLeaderElection } from './compat/broadcast-channel.js';
 
 /** Leak checks and metrics for this package's own tests; not part of the API. */
 export const __internal = { ...internals, metricsOf: compatMetrics };
+export { RequestError, NoLeaderError, RemoteError } from './requests-errors.js';
 export { createRelay } from './relay.js';
 export { eventSourceSource, webSocketSource } from './relay-sources.js';
