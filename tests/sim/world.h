@@ -14,6 +14,7 @@
 #include "core/fence.h"
 #include "core/node.h"
 #include "core/random.h"
+#include "core/wire.h"
 
 namespace baton::sim {
 
@@ -31,9 +32,16 @@ struct Options {
   // Mean simulated time between tab faults (crash, freeze, close, join, hide, jump...).
   double fault_every_ms = 1500;
   bool storage_works = true;
+  // An imperfect store: per operation, the chance of a lost write, a stale read, an
+  // answer below the floor it was given (an epoch source going backwards), or a hang.
+  double store_fault = 0.03;
+  // Hostile same-origin frames (every kind of forgery) during the faults, mean gap.
+  double hostile_every_ms = 400;
   // Deliberate bugs, to prove the checks catch them.
   bool fence = true;         // false: the effect receiver accepts stale epochs
   bool steal = true;         // false: the lock manager ignores steal requests
+  bool honest_store = true;  // false: the glue reports lost writes and stale reads as durable
+  Mutations mutations;       // deliberate bugs inside the core
   size_t max_steps = 0;      // 0: run to the end of fault_ms + quiet_ms
   bool trace = false;
 };
@@ -48,6 +56,9 @@ struct Report {
   uint64_t effects_rejected = 0;                  // stale owners stopped by the fence
   uint64_t messages_delivered = 0;
   uint64_t faults = 0;
+  uint64_t hostile_frames = 0;
+  uint64_t store_faults = 0;
+  uint64_t degraded_terms = 0;
 };
 
 class World {
@@ -70,9 +81,13 @@ class World {
     bool visible = true;
     uint64_t timer_token = 0;      // bumps to cancel the previous timer
     std::map<std::string, uint64_t> lock_request;  // the glue's current request per resource
+    double thawed_ms = -1e18;      // when it last thawed (its timers were stopped before)
+    // Per resource: the store's last answer to this tab, and whether the monotonic
+    // counter persisted it (not a lost write, a stale read or an answer below the floor).
+    std::map<std::string, std::pair<uint64_t, bool>> last_answer;
   };
 
-  enum class Kind : uint8_t { timer, deliver, callback, lease_txn, release_crashed, fault, end_faults };
+  enum class Kind : uint8_t { timer, deliver, callback, lease_txn, release_crashed, fault, end_faults, hostile };
 
   struct Scheduled {
     double at;
@@ -108,6 +123,9 @@ class World {
   void deliver(Tab& t, const Event& e);
   void apply(Tab& t, const std::vector<Effect>& effects);
   void guarded_effects(Tab& t);
+  void allocate_epoch(Tab& t, const Effect& fx);
+  void on_elected(Tab& t, const Effect& fx);
+  void on_deposed(Tab& t, const Effect& fx);
   void process(Scheduled& s);
   void run_lease_txn(Tab& t, const std::string& res);
 
@@ -123,6 +141,8 @@ class World {
   void random_fault();
   void freeze(Tab& t, bool announce);
   void thaw(Tab& t);
+  void hostile_frame();
+  void send_forged(const std::vector<uint8_t>& bytes);
 
   // Checks.
   void check(double now);
@@ -142,10 +162,16 @@ class World {
   std::vector<std::unique_ptr<Tab>> tabs_;
   std::map<std::string, LockQueue> locks_;
   std::map<std::string, uint64_t> epoch_store_;
+  std::map<std::string, uint64_t> epoch_issued_;  // highest epoch the store ever answered
+  std::map<std::string, uint64_t> clean_term_;    // highest epoch of a term not degraded
+  double jumped_ms_ = -1e18;                      // last wall clock jump forwards
+  uint64_t forged_seq_ = 1;
+  std::vector<uint8_t> replay_;                   // a real frame, for replaying
   std::map<std::string, LeaseRecord> lease_store_;
   Fence receiver_;  // the guarded side effects' receiver (a server)
-  std::map<std::string, uint64_t> highest_accepted_;
-  std::map<std::pair<std::string, uint64_t>, uint64_t> term_owner_;  // (res, epoch) -> instance
+  std::map<std::string, uint64_t> highest_accepted_;  // what the receiver accepted (--no-fence)
+  // (res, epoch) -> the instance that led a term not degraded with it
+  std::map<std::pair<std::string, uint64_t>, uint64_t> term_owner_;
   std::map<std::string, uint64_t> terms_won_;
   std::map<std::string, double> leaderless_since_;
   std::map<std::pair<int, std::string>, double> stale_since_;
