@@ -490,9 +490,9 @@ export interface RelayOptions {
   /** Called in every tab after `logout()` or a session change in any tab: the stream was closed and the state cleared. */
   onReset?(info: { reason: 'logout' | 'session'; session: string | null }): void;
   /**
-   * A follower that hears nothing from the leader (no event, no source heartbeat) this long
-   * asks it to step down; the leader abdicates if its own source has been silent as long,
-   * else answers. Must exceed the source's heartbeat interval. Default 30000 ms.
+   * A leader whose source gave no event and no heartbeat for this long (by its own timer)
+   * abdicates, so that another tab tries. Must exceed the source's heartbeat interval.
+   * Default 30000 ms.
    */
   silenceMs?: number;
   /** Who may hold the stream (as {@link LeadOptions.eligible}). */
@@ -506,8 +506,19 @@ export interface RelayOptions {
   session?: string | null;
   /** Orders two ids (negative, zero, positive); default: ids are non-negative integers. */
   compare?(a: string | number, b: string | number): number;
-  /** Relayed string or binary data larger than this is dropped and counted. Default 262144. */
+  /**
+   * An event whose data is larger than this (estimated: strings by length, binary data by
+   * `byteLength`, 8 bytes per number, object, array entry or key) is dropped and counted.
+   * Default 262144.
+   */
   maxDataBytes?: number;
+  /**
+   * Each tab holds at most this many bytes (estimated as for `maxDataBytes`) of messages
+   * waiting for the election core to confirm their term or for a gap to be repaired, and
+   * the leader keeps at most this many bytes of delivered events to replay to a tab that
+   * missed some. At least `maxDataBytes`. Default 4194304 (4 MiB).
+   */
+  maxBufferBytes?: number;
 }
 
 export interface RelayStats {
@@ -517,31 +528,45 @@ export interface RelayStats {
   duplicatesDropped: number;
   /** Ids skipped between two delivered events (integer ids only); 0 when nothing was missed. */
   gapsSeen: number;
+  /** Times an event showed that events before it were missing here (its `prev` is past the last delivered id). */
+  gapsDetected: number;
+  /** Gaps filled by a replay from the leader. */
+  gapsRepaired: number;
+  /** Gaps that could not be filled within 3 s: the tab went on past them (see `gapsSeen`). */
+  gapsSkipped: number;
+  /** Events delivered here from a leader's replay. */
+  replayed: number;
+  /** Replays this tab asked the leader for. */
+  replayRequests: number;
+  /** Replays this tab sent as leader (from its buffer, or read again from its source). */
+  replaysServed: number;
+  /** Times this tab, as leader, reopened its source to replay events older than its buffer. */
+  refetches: number;
   /** Events this tab relayed as leader. */
   relayed: number;
-  /** Relays of a term older than the newest one seen (a thawed stale leader), dropped. */
+  /** Events of an older term (a thawed leader that was replaced), or from a tab that did not lead their term, dropped. */
   staleDropped: number;
-  /** Relays of an older term delivered anyway because they carried exactly the next id (integer ids only). */
+  /** Events of an older term delivered anyway because they came exactly next. */
   staleFilled: number;
-  /** Terms of this tab that turned out stale (a newer term was relayed) and were given up. */
-  staleTerms: number;
+  /** Two events of one term that follow the same event: someone posted under the leader's id; the tab stepped back to the fork. */
+  forks: number;
+  /** Messages posted under this tab's own id by another page. */
+  impersonations: number;
   droppedMalformed: number;
   droppedOversized: number;
   droppedForeignVersion: number;
   droppedForeignSession: number;
-  /** Messages claiming a term the election core never confirmed (forged), dropped after 2 s. */
+  /** Messages from a tab that the election core does not confirm as the leader of their term (forged), dropped. */
   droppedUnconfirmed: number;
+  /** Held messages dropped because `maxBufferBytes` was reached. */
+  droppedBufferFull: number;
   /** Events from the source without a usable id. */
   sourceMalformed: number;
   /** Events the source emitted after it was closed. */
   lateSourceEvents: number;
   sourceOpens: number;
   sourceErrors: number;
-  /** "Are you alive?" requests this tab sent as a follower. */
-  silenceRequests: number;
-  /** Requests this tab answered as a live leader. */
-  silenceAnswers: number;
-  /** Times this tab abdicated because its source was silent when asked. */
+  /** Times this tab abdicated because its source was silent for `silenceMs`. */
   silenceAbdications: number;
   postFailures: number;
   storageErrors: number;
@@ -551,16 +576,20 @@ export interface RelayStats {
   /** 'leader': this tab holds the stream; 'stopped': logged out; 'closed': `close()` was called. */
   state: 'leader' | 'follower' | 'stopped' | 'closed';
   session: string | null;
-  /** The last id delivered in this tab (the cursor), null before the first. */
+  /** The last id delivered in this tab, null before the first. */
   lastId: string | number | null;
-  /** The newest term seen on the relay. */
+  /** The newest term the election core confirmed. */
   epoch: number;
   /** The tab that relays now, as far as this tab knows, and where its stream started (null: from the head, or not heard). */
   leader: { id: string; epoch: number; after: string | number | null } | null;
   /** The lead handle's state ('released' while logged out). */
   leadership: LeadershipState;
-  /** Messages of a newer term waiting for the election core to confirm it. */
+  /** Messages held (term not confirmed yet, or behind a gap). */
   pending: number;
+  /** Their estimated size; at most `maxBufferBytes`. */
+  pendingBytes: number;
+  /** Estimated size of the delivered events kept for replays; at most `maxBufferBytes`. */
+  replayBufferBytes: number;
   /** The streams this tab opened as leader (the last 32): resumed after `after`. */
   opens: Array<{ after: string | number | null; epoch: number; at: number }>;
 }
@@ -570,7 +599,7 @@ export interface Relay {
   readonly resource: string;
   /** The lead handle of `resource` (null while logged out or closed); it changes on login. */
   readonly handle: LeadHandle | null;
-  /** The id to resume after: the last delivered in this tab, else the shared cursor, else null. */
+  /** The id to resume after: the last delivered in this tab, else the shared cursor (written by leaders only), else null. */
   cursor(): string | number | null;
   stats(): RelayStats;
   /** In every tab: closes the stream, clears the cursor and state, calls `onReset`; nothing runs until `login()`. */
@@ -582,10 +611,12 @@ export interface Relay {
 }
 
 /**
- * Shares one stream (SSE, WebSocket, ...) among the tabs: the leader of `options.resource`
- * opens the source from the shared cursor and relays each event with its id and its epoch on
- * `baton/<namespace>/relay/<resource>`; every tab delivers each event once, in order; the
- * next leader resumes right after the last relayed id.
+ * Shares one stream (SSE, WebSocket, ...) among the tabs of one protocol version: the leader
+ * of `options.resource` opens the source after the last id it delivered (else the shared
+ * cursor) and relays each event with its id, the id before it and its epoch on
+ * `baton/<namespace>/v<protocolVersion>/relay/<resource>`. Every tab delivers each event
+ * once, in order, and only from the tab the election core confirms as leader of the event's
+ * term; a tab that missed events gets them replayed by the leader.
  */
 export function createRelay(baton: Baton, options: RelayOptions): Relay;
 
