@@ -21,7 +21,9 @@ import { Database } from './idb.js';
 import { chooseAuthority, namesFor, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
 import { watchLifecycle } from './lifecycle.js';
 import { installTestHooks } from './test-hooks.js';
+import { leaderState, loadTalk } from './talk-lazy.js';
 import { deposed, disposedError, reportError, staleOwner } from './errors.js';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_LOG_CAPACITY } from './constants.js';
 import {
   LIMITS,
   booleanOption,
@@ -49,10 +51,11 @@ const BATON_OPTIONS = [
   'testHooks',
   'seed',
 ];
-const LEAD_OPTIONS = ['eligible', 'preferVisible', 'run'];
+const LEAD_OPTIONS = ['eligible', 'preferVisible', 'run', 'serve', 'accept'];
+/** Lead options of requests: with either, the entry answers requests (talk.js, loaded then). */
+const TALK_OPTIONS = ['serve', 'accept'];
 const ELIGIBLE_OPTIONS = ['capability', 'hidden', 'network', 'newestAppOnly'];
 /** Transitions kept from earlier generations (bfcache restores). */
-const LOG_HISTORY = 128;
 
 /** Internal access for the compatibility layers: public objects -> their internals. */
 const batons = new WeakMap();
@@ -70,9 +73,9 @@ export function createBaton(options) {
   const appVersion = stringOption(where, o, 'appVersion', { fallback: '0', maxBytes: LIMITS.versionBytes });
   const capabilities = stringListOption(where, o, 'capabilities', { maxItems: LIMITS.capabilities, maxBytes: LIMITS.capabilityBytes });
   const id = stringOption(where, o, 'id', { maxBytes: LIMITS.idBytes }) ?? randomId();
-  const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: 1000, above: 0 });
+  const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: DEFAULT_HEARTBEAT_MS, above: 0 });
   const suspectMs = numberOption(where, o, 'suspectMs', { fallback: 3 * heartbeatMs, above: heartbeatMs });
-  const leaseMs = numberOption(where, o, 'leaseMs', { fallback: 5000, above: 0 });
+  const leaseMs = numberOption(where, o, 'leaseMs', { fallback: DEFAULT_LEASE_MS, above: 0 });
   const requested = oneOfOption(where, o, 'authority', ['auto', 'web-locks', 'lease', 'broadcast'], 'auto');
   const envSource = envOption(where, o);
   const testHooks = booleanOption(where, o, 'testHooks', false);
@@ -96,6 +99,11 @@ export function createBaton(options) {
     namespace,
     protocolVersion,
     lead: (resource, leadOptions) => baton.lead(resource, leadOptions),
+    request: (resource, message, requestOptions) => baton.talk('request', resourceName('baton.request', resource), message, requestOptions),
+    leaderState: (resource) => {
+      if (baton.disposed) throw disposedError('baton.leaderState()');
+      return leaderState(baton, resourceName('baton.leaderState', resource));
+    },
     presence: () => baton.presence(),
     metrics: () => baton.metrics(),
     log: () => baton.log(),
@@ -207,19 +215,18 @@ class Baton {
     old.dispose();
     if (old.degraded()) this.everDegraded = true;
     this.history.push(...old.log().map((t) => ({ ...t, generation: old.generation })));
-    if (this.history.length > LOG_HISTORY) this.history.splice(0, this.history.length - LOG_HISTORY);
+    if (this.history.length > DEFAULT_LOG_CAPACITY) this.history.splice(0, this.history.length - DEFAULT_LOG_CAPACITY);
   }
 
   lead(resource, options) {
     const where = 'baton.lead';
     if (this.disposed) throw disposedError('baton.lead()');
-    if (typeof resource !== 'string' || resource === '' || utf8Length(resource) > LIMITS.resourceBytes) {
-      throw new TypeError(`${where}: "resource" must be a non-empty string of at most ${LIMITS.resourceBytes} bytes of UTF-8 (got ${typeof resource === 'string' ? JSON.stringify(resource.slice(0, 40)) : String(resource)})`);
-    }
+    resourceName(where, resource);
     const o = optionsObject(where, 'options', options, LEAD_OPTIONS, { optional: true });
     const eligible = optionsObject(where, 'eligible', o.eligible, ELIGIBLE_OPTIONS, { optional: true });
     const policy = policyOf(where, eligible, booleanOption(where, o, 'preferVisible', false));
     const run = functionOption(where, o, 'run');
+    const [serve, accept] = TALK_OPTIONS.map((key) => functionOption(where, o, key));
     if (this.entries.has(resource)) throw new Error(`${where}: this Baton already leads "${resource}"; release() that handle first`);
     // A frame carries at most this many claims: a tab leading more would look to its peers
     // as if it had stepped down from the rest.
@@ -228,6 +235,10 @@ class Baton {
     this.entries.set(resource, entry);
     if (!this.suspended) this.runtime.join(resource, policy);
     handles.set(entry.handle, entry);
+    if (serve || accept) {
+      entry.talkOptions = { serve, accept };
+      this.talk('attach', entry).catch(reportError);
+    }
     return entry.handle;
   }
 
@@ -249,6 +260,11 @@ class Baton {
     entry.finish('released');
   }
 
+  /** Runs `talk.js`'s `name(baton, ...args)` once it is loaded (requests, state). */
+  talk(name, ...args) {
+    return loadTalk().then((talk) => talk[name](this, ...args));
+  }
+
   presence() {
     return this.disposed || this.suspended ? [] : this.runtime.presence();
   }
@@ -261,6 +277,7 @@ class Baton {
       degraded: this.everDegraded || runtime.degraded(),
       generation: this.generation,
       glue: { ...this.counters },
+      talk: Object.fromEntries([...(this.talks ?? [])].map(([resource, talk]) => [resource, talk.metrics()])),
     };
   }
 
@@ -294,6 +311,7 @@ class Baton {
     const database = this.database;
     if (database) this.runtime.retired.then(() => database.close());
     for (const entry of ending) entry.finish('dispose');
+    for (const talk of this.talks?.values() ?? []) talk.close();
   }
 
   /** Queues app code to run in a microtask, after the browser handler that caused it. */
@@ -321,6 +339,14 @@ class Baton {
   }
 }
 
+/** Checks a resource name (the wire format's limit); returns it. */
+function resourceName(where, resource) {
+  if (typeof resource !== 'string' || resource === '' || utf8Length(resource) > LIMITS.resourceBytes) {
+    throw new TypeError(`${where}: "resource" must be a non-empty string of at most ${LIMITS.resourceBytes} bytes of UTF-8 (got ${typeof resource === 'string' ? JSON.stringify(resource.slice(0, 40)) : String(resource)})`);
+  }
+  return resource;
+}
+
 /** The core's policy from the `eligible` and `preferVisible` options. */
 function policyOf(where, eligible, preferVisible) {
   return {
@@ -340,6 +366,8 @@ class Entry {
     this.policy = policy;
     this.run = run;
     this.released = false;
+    /** `serve` and `accept` of requests (talk.js), null when this entry does not talk. */
+    this.talkOptions = null;
     /** @type {{resource: string, owner: string, epoch: number} | null} */
     this.token = null;
     /** @type {AbortController | null} */
@@ -365,6 +393,7 @@ class Entry {
         return () => this.listeners.delete(listener);
       },
       fenced: (fn) => this.fenced(fn),
+      setState: (value) => this.baton.talk('setState', this, value),
       release: () => this.baton.release(this),
     });
   }
