@@ -150,6 +150,26 @@ export interface LeadOptions {
   preferVisible?: boolean;
   /** Leader work, started on each term; `signal` aborts when the term ends (reason: a {@link DeposedError}). */
   run?(token: Token, signal: AbortSignal): unknown;
+  /**
+   * Answers `baton.request(resource, ...)` from any tab while this tab leads. Its return
+   * value (or a promise of it; structured-clone data, at most 64 KiB) is the answer; what it
+   * throws reaches the caller as a {@link RemoteError}. Delivery is at least once: a request
+   * in flight during a hand-over is served again by the next leader with the same
+   * `from.requestId`, so key effects on it (or fence them) to make them effectively once.
+   * `signal` aborts when this term ends.
+   */
+  serve?(message: unknown, from: RequestFrom, token: Token, signal: AbortSignal): unknown;
+  /**
+   * A filter run before `serve`: a falsy result (or a promise of one) refuses the request
+   * (the caller gets a {@link RequestError} with `code` 'REFUSED'; `serve` is not called).
+   */
+  accept?(message: unknown, from: RequestFrom): unknown;
+}
+
+/** Who asks: the asking tab's Baton id, and the request's id (the same on every re-send). */
+export interface RequestFrom {
+  readonly tab: string;
+  readonly requestId: string;
 }
 
 /** This tab's participation in one resource's election. */
@@ -167,6 +187,12 @@ export interface LeadHandle {
    * with a {@link StaleOwnerError} (`code` 'STALE_OWNER') without running it.
    */
   fenced<T>(fn: (token: Token, signal: AbortSignal) => T | PromiseLike<T>): Promise<T>;
+  /**
+   * Publishes `value` (structured-clone data, at most 64 KiB) as the state of this tab's
+   * current term, to every tab's {@link Baton.leaderState}. Rejects with a
+   * {@link StaleOwnerError} when this tab does not lead.
+   */
+  setState(value: unknown): Promise<void>;
   /** Leaves the election for this resource for good. Idempotent. */
   release(): void;
 }
@@ -240,6 +266,52 @@ export interface BatonMetrics extends CoreMetrics {
   /** Bumped on each bfcache restore. */
   generation: number;
   glue: GlueCounters;
+  /** Requests and leader state, per resource this Baton talked about. */
+  talk: Record<string, TalkMetrics>;
+}
+
+/** Counters of one resource's requests and leader state in this tab. */
+export interface TalkMetrics {
+  droppedMalformed: number;
+  droppedForeignVersion: number;
+  droppedOversized: number;
+  postFailures: number;
+  listenerErrors: number;
+  /** Requests made, posts (first sends and re-sends), re-sends. */
+  requests: number;
+  sends: number;
+  resends: number;
+  answered: number;
+  /** Answers to requests already settled (a re-sent request served twice). */
+  duplicateAnswers: number;
+  /** Answers and acknowledgements from a term older than the newest seen: dropped. */
+  staleAnswers: number;
+  staleAcks: number;
+  timeouts: number;
+  noLeader: number;
+  /** Requests of this tab waiting now. */
+  pending: number;
+  /** States from a term older than the newest seen: dropped. */
+  staleStates: number;
+  /** The leader side, when this tab's lead handle serves or publishes. */
+  serve?: ServeMetrics;
+}
+
+export interface ServeMetrics {
+  served: number;
+  /** Re-sent requests answered from this term's cache of answers, without serving again. */
+  replayed: number;
+  /** Re-sent requests acknowledged again while being served. */
+  reacked: number;
+  refused: number;
+  failed: number;
+  /** Requests left unacknowledged because 256 were being served (the caller re-sends). */
+  busy: number;
+  /** Answers computed after their term ended: not sent (the next leader answers). */
+  lateAnswers: number;
+  /** Requests seen while this tab did not lead. */
+  notLeader: number;
+  serving: number;
 }
 
 /** One role change, for observability. */
@@ -277,8 +349,88 @@ export interface Baton {
   metrics(): BatonMetrics;
   log(): Transition[];
   support(): BatonSupport;
+  /**
+   * Asks the leader of `resource` (whichever tab serves it: see {@link LeadOptions.serve}).
+   * Waits, queued and re-sent, while no leader exists; rejects with a {@link NoLeaderError}
+   * when none acknowledged it within `timeoutMs`, a {@link RequestError} ('TIMEOUT',
+   * 'REFUSED', 'TOO_LARGE', 'TOO_MANY', 'DISPOSED') or a {@link RemoteError} (thrown by
+   * `serve`). This tab need not lead or join the resource.
+   */
+  request<T = unknown>(resource: string, message: unknown, options?: RequestOptions & { full?: false }): Promise<T>;
+  request<T = unknown>(resource: string, message: unknown, options: RequestOptions & { full: true }): Promise<RequestAnswer<T>>;
+  /** The latest state published by the leader of `resource` ({@link LeadHandle.setState}). */
+  leaderState<T = unknown>(resource: string): LeaderStateView<T>;
   /** Steps down everywhere, releases every lock, says goodbye. Idempotent. */
   dispose(): void;
+}
+
+export interface RequestOptions {
+  /** How long to wait for the answer, in ms, queued while no leader exists. Default 10000. */
+  timeoutMs?: number;
+  /** Aborting rejects the request with the signal's reason. */
+  signal?: AbortSignal;
+  /**
+   * The request id `serve` sees as `from.requestId` (at most 128 bytes): pass an id of your
+   * own (an offline operation's id, say) to dedupe across reloads. Default: unique per tab.
+   */
+  id?: string;
+  /** Resolve with {@link RequestAnswer} (the value and the term that served it). */
+  full?: boolean;
+}
+
+/** An answer with the term that served it. */
+export interface RequestAnswer<T = unknown> {
+  value: T;
+  resource: string;
+  /** The serving leader's tab id and epoch. */
+  leader: string;
+  epoch: number;
+  requestId: string;
+}
+
+export type RequestErrorCode = 'NO_LEADER' | 'TIMEOUT' | 'REFUSED' | 'TOO_LARGE' | 'TOO_MANY' | 'DISPOSED';
+
+/** A request that did not get its answer; `code` says why. */
+export class RequestError extends Error {
+  readonly code: RequestErrorCode;
+  readonly resource: string;
+  readonly requestId?: string;
+  /** Set when a leader answered with the error ('REFUSED', 'TOO_LARGE'). */
+  readonly leader?: string;
+  readonly epoch?: number;
+}
+
+/** No leader acknowledged the request within its `timeoutMs`. */
+export class NoLeaderError extends RequestError {
+  readonly code: 'NO_LEADER';
+}
+
+/** What the leader's `serve` threw: its `name`, `message` and (string) `code`, and the term. */
+export class RemoteError extends Error {
+  readonly code?: string;
+  readonly resource: string;
+  readonly leader: string;
+  readonly epoch: number;
+  readonly requestId: string;
+}
+
+/** The leader's state as this tab knows it. */
+export interface LeaderStateSnapshot<T = unknown> {
+  readonly value: T;
+  /** The term (epoch and leader tab id) that published `value`. */
+  readonly epoch: number;
+  readonly leader: string;
+  /** That term ended, or a newer one began and has not published yet. */
+  readonly stale: boolean;
+}
+
+export interface LeaderStateView<T = unknown> {
+  readonly resource: string;
+  /** The latest snapshot; null until one is known (a new tab asks the leader at once). */
+  get(): LeaderStateSnapshot<T> | null;
+  /** Called on every change; returns the unsubscribe. */
+  onChange(fn: (snapshot: LeaderStateSnapshot<T>) => void): () => void;
+  close(): void;
 }
 
 export function createBaton(options: BatonOptions): Baton;

@@ -1,7 +1,8 @@
 // A deterministic simulation of one browser profile: N tabs running the election core
 // against simulated Web Locks, BroadcastChannel, a durable epoch counter and an
 // IndexedDB lease store, driven by one seeded scheduler, with faults. After every step
-// it checks the invariants of DESIGN.md; a failing seed replays exactly.
+// it checks the invariants (check(): safety through the fence, bounded stale ownership;
+// at the end, the liveness bound); a failing seed replays exactly.
 //
 // Two drivers share this world: `run()` injects seeded random faults (baton_sim), and
 // the scenario interpreter (tests/core/scenario/) calls the fault and network methods
