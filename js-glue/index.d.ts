@@ -24,17 +24,17 @@ export interface LockManagerLike {
   request(
     name: string,
     options: { mode?: 'exclusive' | 'shared'; ifAvailable?: boolean; steal?: boolean; signal?: AbortSignal },
-    callback: (lock: any) => any,
-  ): Promise<any>;
+    callback: (lock: { readonly name: string } | null) => unknown,
+  ): Promise<unknown>;
   query?(): Promise<{ held?: Array<{ name?: string }>; pending?: Array<{ name?: string }> }>;
 }
 
 /** The subset of a `BroadcastChannel` Baton uses. */
 export interface BroadcastChannelLike {
-  postMessage(message: any): void;
+  postMessage(message: unknown): void;
   close(): void;
-  addEventListener(type: 'message', listener: (event: any) => void): void;
-  removeEventListener(type: 'message', listener: (event: any) => void): void;
+  addEventListener(type: 'message', listener: (event: unknown) => void): void;
+  removeEventListener(type: 'message', listener: (event: unknown) => void): void;
 }
 
 /** The subset of `localStorage` Baton uses. */
@@ -45,8 +45,8 @@ export interface StorageLike {
 
 /** An event target (document, window, worker scope). */
 export interface EventTargetLike {
-  addEventListener(type: string, listener: (event: any) => void): void;
-  removeEventListener(type: string, listener: (event: any) => void): void;
+  addEventListener(type: string, listener: (event: unknown) => void): void;
+  removeEventListener(type: string, listener: (event: unknown) => void): void;
 }
 
 /**
@@ -60,18 +60,19 @@ export interface BatonEnv {
   navigator?: { locks?: LockManagerLike; onLine?: boolean };
   BroadcastChannel?: (new (name: string) => BroadcastChannelLike) | null;
   localStorage?: StorageLike | null;
-  indexedDB?: { open(name: string, version?: number): any } | null;
+  /** An IndexedDB factory (`indexedDB`, or `createIndexedDB()` of tab-baton/testing). */
+  indexedDB?: { open(name: string, version?: number): unknown } | null;
   /** For `visibilitychange`, `freeze`, `resume`. */
   document?: (EventTargetLike & { visibilityState?: string }) | null;
   /** The global scope's listeners, for `pagehide`, `pageshow`, `online`, `offline`. */
-  addEventListener?(type: string, listener: (event: any) => void): void;
-  removeEventListener?(type: string, listener: (event: any) => void): void;
+  addEventListener?(type: string, listener: (event: unknown) => void): void;
+  removeEventListener?(type: string, listener: (event: unknown) => void): void;
   /** Wall-clock milliseconds (compared across tabs). Default `Date.now()`. */
   now?(): number;
   /** When this page started (ranking's age bonus). Default `performance.timeOrigin`, or now. */
   startMs?: number;
-  setTimeout?(callback: () => void, ms: number): any;
-  clearTimeout?(id: any): void;
+  setTimeout?(callback: () => void, ms: number): unknown;
+  clearTimeout?(id: unknown): void;
 }
 
 // ------------------------------------------------------------------- orchestrator
@@ -150,6 +151,26 @@ export interface LeadOptions {
   preferVisible?: boolean;
   /** Leader work, started on each term; `signal` aborts when the term ends (reason: a {@link DeposedError}). */
   run?(token: Token, signal: AbortSignal): unknown;
+  /**
+   * Answers `baton.request(resource, ...)` from any tab while this tab leads. Its return
+   * value (or a promise of it; structured-clone data, at most 64 KiB) is the answer; what it
+   * throws reaches the caller as a {@link RemoteError}. Delivery is at least once: a request
+   * in flight during a hand-over is served again by the next leader with the same
+   * `from.requestId`, so key effects on it (or fence them) to make them effectively once.
+   * `signal` aborts when this term ends.
+   */
+  serve?(message: unknown, from: RequestFrom, token: Token, signal: AbortSignal): unknown;
+  /**
+   * A filter run before `serve`: a falsy result (or a promise of one) refuses the request
+   * (the caller gets a {@link RequestError} with `code` 'REFUSED'; `serve` is not called).
+   */
+  accept?(message: unknown, from: RequestFrom): unknown;
+}
+
+/** Who asks: the asking tab's Baton id, and the request's id (the same on every re-send). */
+export interface RequestFrom {
+  readonly tab: string;
+  readonly requestId: string;
 }
 
 /** This tab's participation in one resource's election. */
@@ -167,6 +188,12 @@ export interface LeadHandle {
    * with a {@link StaleOwnerError} (`code` 'STALE_OWNER') without running it.
    */
   fenced<T>(fn: (token: Token, signal: AbortSignal) => T | PromiseLike<T>): Promise<T>;
+  /**
+   * Publishes `value` (structured-clone data, at most 64 KiB) as the state of this tab's
+   * current term, to every tab's {@link Baton.leaderState}. Rejects with a
+   * {@link StaleOwnerError} when this tab does not lead.
+   */
+  setState(value: unknown): Promise<void>;
   /** Leaves the election for this resource for good. Idempotent. */
   release(): void;
 }
@@ -222,6 +249,10 @@ export interface GlueCounters {
   staleGrants: number;
   locksLost: number;
   lockErrors: number;
+  /** Steals not made because the lock was held by code that is not Baton (a compatibility API's lock name). */
+  foreignHolderWaits: number;
+  /** Malformed messages dropped on the side channel of `createLeaderElection`. */
+  droppedSideMessages: number;
   epochAllocations: number;
   epochsNotDurable: number;
   storageErrors: number;
@@ -240,6 +271,52 @@ export interface BatonMetrics extends CoreMetrics {
   /** Bumped on each bfcache restore. */
   generation: number;
   glue: GlueCounters;
+  /** Requests and leader state, per resource this Baton talked about. */
+  talk: Record<string, TalkMetrics>;
+}
+
+/** Counters of one resource's requests and leader state in this tab. */
+export interface TalkMetrics {
+  droppedMalformed: number;
+  droppedForeignVersion: number;
+  droppedOversized: number;
+  postFailures: number;
+  listenerErrors: number;
+  /** Requests made, posts (first sends and re-sends), re-sends. */
+  requests: number;
+  sends: number;
+  resends: number;
+  answered: number;
+  /** Answers to requests already settled (a re-sent request served twice). */
+  duplicateAnswers: number;
+  /** Answers and acknowledgements from a term older than the newest seen: dropped. */
+  staleAnswers: number;
+  staleAcks: number;
+  timeouts: number;
+  noLeader: number;
+  /** Requests of this tab waiting now. */
+  pending: number;
+  /** States from a term older than the newest seen: dropped. */
+  staleStates: number;
+  /** The leader side, when this tab's lead handle serves or publishes. */
+  serve?: ServeMetrics;
+}
+
+export interface ServeMetrics {
+  served: number;
+  /** Re-sent requests answered from this term's cache of answers, without serving again. */
+  replayed: number;
+  /** Re-sent requests acknowledged again while being served. */
+  reacked: number;
+  refused: number;
+  failed: number;
+  /** Requests left unacknowledged because 256 were being served (the caller re-sends). */
+  busy: number;
+  /** Answers computed after their term ended: not sent (the next leader answers). */
+  lateAnswers: number;
+  /** Requests seen while this tab did not lead. */
+  notLeader: number;
+  serving: number;
 }
 
 /** One role change, for observability. */
@@ -260,6 +337,8 @@ export interface BatonSupport {
   localStorage: boolean;
   /** The authority chosen at creation. */
   authority: Authority;
+  /** Why that authority, in words (e.g. 'navigator.locks is available'). */
+  reason: string;
   /** The authority in use now. */
   mode: Authority;
   degraded: boolean;
@@ -277,8 +356,88 @@ export interface Baton {
   metrics(): BatonMetrics;
   log(): Transition[];
   support(): BatonSupport;
+  /**
+   * Asks the leader of `resource` (whichever tab serves it: see {@link LeadOptions.serve}).
+   * Waits, queued and re-sent, while no leader exists; rejects with a {@link NoLeaderError}
+   * when none acknowledged it within `timeoutMs`, a {@link RequestError} ('TIMEOUT',
+   * 'REFUSED', 'TOO_LARGE', 'TOO_MANY', 'DISPOSED') or a {@link RemoteError} (thrown by
+   * `serve`). This tab need not lead or join the resource.
+   */
+  request<T = unknown>(resource: string, message: unknown, options?: RequestOptions & { full?: false }): Promise<T>;
+  request<T = unknown>(resource: string, message: unknown, options: RequestOptions & { full: true }): Promise<RequestAnswer<T>>;
+  /** The latest state published by the leader of `resource` ({@link LeadHandle.setState}). */
+  leaderState<T = unknown>(resource: string): LeaderStateView<T>;
   /** Steps down everywhere, releases every lock, says goodbye. Idempotent. */
   dispose(): void;
+}
+
+export interface RequestOptions {
+  /** How long to wait for the answer, in ms, queued while no leader exists. Default 10000. */
+  timeoutMs?: number;
+  /** Aborting rejects the request with the signal's reason. */
+  signal?: AbortSignal;
+  /**
+   * The request id `serve` sees as `from.requestId` (at most 128 bytes): pass an id of your
+   * own (an offline operation's id, say) to dedupe across reloads. Default: unique per tab.
+   */
+  id?: string;
+  /** Resolve with {@link RequestAnswer} (the value and the term that served it). */
+  full?: boolean;
+}
+
+/** An answer with the term that served it. */
+export interface RequestAnswer<T = unknown> {
+  value: T;
+  resource: string;
+  /** The serving leader's tab id and epoch. */
+  leader: string;
+  epoch: number;
+  requestId: string;
+}
+
+export type RequestErrorCode = 'NO_LEADER' | 'TIMEOUT' | 'REFUSED' | 'TOO_LARGE' | 'TOO_MANY' | 'DISPOSED';
+
+/** A request that did not get its answer; `code` says why. */
+export class RequestError extends Error {
+  readonly code: RequestErrorCode;
+  readonly resource: string;
+  readonly requestId?: string;
+  /** Set when a leader answered with the error ('REFUSED', 'TOO_LARGE'). */
+  readonly leader?: string;
+  readonly epoch?: number;
+}
+
+/** No leader acknowledged the request within its `timeoutMs`. */
+export class NoLeaderError extends RequestError {
+  readonly code: 'NO_LEADER';
+}
+
+/** What the leader's `serve` threw: its `name`, `message` and (string) `code`, and the term. */
+export class RemoteError extends Error {
+  readonly code?: string;
+  readonly resource: string;
+  readonly leader: string;
+  readonly epoch: number;
+  readonly requestId: string;
+}
+
+/** The leader's state as this tab knows it. */
+export interface LeaderStateSnapshot<T = unknown> {
+  readonly value: T;
+  /** The term (epoch and leader tab id) that published `value`. */
+  readonly epoch: number;
+  readonly leader: string;
+  /** That term ended, or a newer one began and has not published yet. */
+  readonly stale: boolean;
+}
+
+export interface LeaderStateView<T = unknown> {
+  readonly resource: string;
+  /** The latest snapshot; null until one is known (a new tab asks the leader at once). */
+  get(): LeaderStateSnapshot<T> | null;
+  /** Called on every change; returns the unsubscribe. */
+  onChange(fn: (snapshot: LeaderStateSnapshot<T>) => void): () => void;
+  close(): void;
 }
 
 export function createBaton(options: BatonOptions): Baton;
@@ -311,21 +470,35 @@ declare global {
   var __baton: BatonTestHooks | undefined;
 }
 
-/** Rejection of a guarded effect from a stale (or no) term. */
-export interface StaleOwnerError extends Error {
-  code: 'STALE_OWNER';
-  resource: string;
+/**
+ * Rejection of a guarded effect from a stale (or no) term: `handle.fenced()` rejects with
+ * it, `Fence.check()` throws it. Catch it with `instanceof StaleOwnerError` or by `code`.
+ */
+export class StaleOwnerError extends Error {
+  private constructor();
+  readonly name: 'StaleOwnerError';
+  readonly code: 'STALE_OWNER';
+  readonly resource: string;
   /** The stale term's epoch; null when this tab held no term. */
-  epoch: number | null;
-  highest: number;
+  readonly epoch: number | null;
+  readonly highest: number;
 }
 
-/** The abort reason of a leader's signal. */
-export interface DeposedError extends Error {
-  code: 'DEPOSED';
-  resource: string;
-  epoch: number;
-  reason: string;
+/**
+ * The abort reason of a leader's `signal` when its term ends. Where the platform has
+ * `DOMException` (browsers, workers, Node) it is one, named 'AbortError' (so
+ * `signal.reason instanceof DOMException` holds); its `code` is 'DEPOSED' rather than
+ * DOMException's legacy number.
+ */
+export class DeposedError extends Error {
+  private constructor();
+  readonly name: 'AbortError';
+  readonly code: 'DEPOSED';
+  readonly resource: string;
+  /** The term that ended. */
+  readonly epoch: number;
+  /** Why it ended: the core's reason ('lock-lost', 'frozen', 'abdicate', ...), or 'released' / 'dispose'. */
+  readonly reason: string;
 }
 
 /**
@@ -345,7 +518,7 @@ export class Fence {
 // ------------------------------------------------------------------- awaforge
 
 export interface CreateOpts {
-  /** Required. The election's name (lock and channel). */
+  /** Required. The exact Web Lock name, as in awaforge; Baton's frames use the channel `baton/<channel>/v1`. */
   channel: string;
   /** Default: a UUID v4. */
   id?: string;
@@ -361,7 +534,9 @@ export interface CreateOpts {
 
 export interface Election {
   readonly id: string;
+  /** Called on each term this instance begins; registered while already leading, `fn` is also called at once. */
   onLeader(fn: () => void): () => void;
+  /** Called when a term of this instance ends (including `dispose()` while leading). */
   onFollower(fn: () => void): () => void;
   isLeader(): boolean;
   /** Null during the first election. */
@@ -391,7 +566,10 @@ export interface RequestLeadershipOptions {
   onFollower?(name: string): void;
 }
 
-/** `onLeader(name)` runs each time this tab becomes leader; the returned function gives leadership up for good. */
+/**
+ * `onLeader(name)` runs each time this tab becomes leader; the returned function gives
+ * leadership up for good. The Web Lock is `name` itself, as in the article.
+ */
 export function requestLeadership(
   name: string,
   onLeader: (name: string) => void,
@@ -411,6 +589,17 @@ export interface LeaderElectionOptions {
   id?: string;
 }
 
+/** What `onduplicate` receives. */
+export interface DuplicateLeaderEvent {
+  readonly type: 'duplicate';
+  /** Why: the reason this tab's term ended ('lock-lost', 'newer-epoch', 'conflict', 'lease-lost', 'stalled'), or 'told' when the other leader said so. */
+  readonly reason: string;
+  /** This tab's term that overlapped with another leader's. */
+  readonly epoch: number;
+  /** The other leader's tab id, when known. */
+  readonly other: string | null;
+}
+
 export interface LeaderElector<C = { readonly name: string }> {
   readonly broadcastChannel: C;
   readonly isLeader: boolean;
@@ -423,7 +612,11 @@ export interface LeaderElector<C = { readonly name: string }> {
   awaitLeadership(): Promise<void>;
   /** Idempotent. */
   die(): Promise<void>;
-  onduplicate: ((this: C, ev?: any) => any) | null;
+  /**
+   * Called in both leaders when two are seen, once per term on each side: in the one whose
+   * term ends because another leader showed up, and (told over a side channel) in the other.
+   */
+  onduplicate: ((this: C, event: DuplicateLeaderEvent) => unknown) | null;
 }
 
 /** `channel`: a BroadcastChannel (broadcast-channel's or the native one; only its name is used) or a name. */
@@ -436,6 +629,7 @@ export function createLeaderElection<C extends { readonly name: string } | strin
 export const __internal: {
   emvalHandles(): number;
   liveCores(): number;
+  metricsOf(api: object): BatonMetrics | undefined;
 };
 
 // ------------------------------------------------------------------- relay

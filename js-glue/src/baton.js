@@ -18,13 +18,16 @@
  */
 import { Runtime } from './runtime.js';
 import { Database } from './idb.js';
-import { chooseAuthority, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
+import { authorityReason, chooseAuthority, isNodeWithoutEnv, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
 import { namesFor } from './names.js';
 import { watchLifecycle } from './lifecycle.js';
 import { installTestHooks } from './test-hooks.js';
+import { leaderState, loadTalk } from './talk-lazy.js';
 import { deposed, disposedError, reportError, staleOwner } from './errors.js';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_LOG_CAPACITY } from './constants.js';
 import {
   LIMITS,
+  NAMESPACE_BYTES,
   booleanOption,
   checkString,
   envOption,
@@ -50,10 +53,11 @@ const BATON_OPTIONS = [
   'testHooks',
   'seed',
 ];
-const LEAD_OPTIONS = ['eligible', 'preferVisible', 'run'];
+const LEAD_OPTIONS = ['eligible', 'preferVisible', 'run', 'serve', 'accept'];
+/** Lead options of requests: with either, the entry answers requests (talk.js, loaded then). */
+const TALK_OPTIONS = ['serve', 'accept'];
 const ELIGIBLE_OPTIONS = ['capability', 'hidden', 'network', 'newestAppOnly'];
 /** Transitions kept from earlier generations (bfcache restores). */
-const LOG_HISTORY = 128;
 
 /** Internal access for the compatibility layers: public objects -> their internals. */
 const batons = new WeakMap();
@@ -64,16 +68,32 @@ const handles = new WeakMap();
  * @param {object} options see index.d.ts (`BatonOptions`)
  */
 export function createBaton(options) {
-  const where = 'createBaton';
+  return makeBaton('createBaton', options, null);
+}
+
+/**
+ * A Baton whose Web Locks are named by `lockName(resource)` instead of Baton's own names,
+ * for the compatibility APIs that document their lock name (so that tabs still running the
+ * original library and Baton tabs exclude each other). Baton's own lock name then marks
+ * that the holder is a Baton tab: only such a holder is ever stolen from (see WebLocks).
+ * @param {string} where the API's name, for option errors
+ * @param {object} options as for createBaton
+ * @param {(resource: string) => string} lockName
+ */
+export function createBatonWithLockName(where, options, lockName) {
+  return makeBaton(where, options, lockName);
+}
+
+function makeBaton(where, options, lockName) {
   const o = optionsObject(where, 'options', options, BATON_OPTIONS);
-  const namespace = stringOption(where, o, 'namespace', { required: true, maxBytes: LIMITS.namespaceBytes });
+  const namespace = stringOption(where, o, 'namespace', { required: true, maxBytes: NAMESPACE_BYTES });
   const protocolVersion = numberOption(where, o, 'protocolVersion', { fallback: 1, integer: true });
   const appVersion = stringOption(where, o, 'appVersion', { fallback: '0', maxBytes: LIMITS.versionBytes });
   const capabilities = stringListOption(where, o, 'capabilities', { maxItems: LIMITS.capabilities, maxBytes: LIMITS.capabilityBytes });
   const id = stringOption(where, o, 'id', { maxBytes: LIMITS.idBytes }) ?? randomId();
-  const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: 1000, above: 0 });
+  const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: DEFAULT_HEARTBEAT_MS, above: 0 });
   const suspectMs = numberOption(where, o, 'suspectMs', { fallback: 3 * heartbeatMs, above: heartbeatMs });
-  const leaseMs = numberOption(where, o, 'leaseMs', { fallback: 5000, above: 0 });
+  const leaseMs = numberOption(where, o, 'leaseMs', { fallback: DEFAULT_LEASE_MS, above: 0 });
   const requested = oneOfOption(where, o, 'authority', ['auto', 'web-locks', 'lease', 'broadcast'], 'auto');
   const envSource = envOption(where, o);
   const testHooks = booleanOption(where, o, 'testHooks', false);
@@ -86,17 +106,25 @@ export function createBaton(options) {
   } catch (error) {
     throw new TypeError(`${where}: ${error.message}`);
   }
+  const reason = authorityReason(env, requested, authority);
+  if (isNodeWithoutEnv(env)) warnOnceInNode(`tab-baton: ${where}() in Node without env: ${authority} mode, ${reason}`);
   const baton = new Baton({
     config: { id, appVersion, capabilities, heartbeatMs, suspectMs, leaseMs, seed },
     env,
     authority,
-    names: namesFor(namespace, protocolVersion),
+    reason,
+    names: lockNames(namesFor(namespace, protocolVersion), lockName),
   });
   const api = Object.freeze({
     id,
     namespace,
     protocolVersion,
     lead: (resource, leadOptions) => baton.lead(resource, leadOptions),
+    request: (resource, message, requestOptions) => baton.talk('request', resourceName('baton.request', resource), message, requestOptions),
+    leaderState: (resource) => {
+      if (baton.disposed) throw disposedError('baton.leaderState()');
+      return leaderState(baton, resourceName('baton.leaderState', resource));
+    },
     presence: () => baton.presence(),
     metrics: () => baton.metrics(),
     log: () => baton.log(),
@@ -106,6 +134,11 @@ export function createBaton(options) {
   batons.set(api, baton);
   if (testHooks) baton.hooks = installTestHooks(baton);
   return api;
+}
+
+/** Baton's names, with the lock renamed and Baton's own lock name kept as the holder's marker. */
+function lockNames(names, lockName) {
+  return lockName ? { ...names, lock: lockName, marker: names.lock } : { ...names, marker: null };
 }
 
 /** The internals behind a public Baton (for the compatibility layers). */
@@ -118,11 +151,20 @@ export function entryOf(handle) {
   return handles.get(handle);
 }
 
+let warnedInNode = false;
+/** Says once per process which mode Baton chose in Node, and why (support().reason says it too). */
+function warnOnceInNode(message) {
+  if (warnedInNode) return;
+  warnedInNode = true;
+  console.warn(message);
+}
+
 class Baton {
-  constructor({ config, env, authority, names }) {
+  constructor({ config, env, authority, reason, names }) {
     this.config = config;
     this.env = env;
     this.authority = authority;
+    this.reason = reason;
     this.names = names;
     this.counters = {
       droppedNotBinary: 0,
@@ -131,6 +173,8 @@ class Baton {
       staleGrants: 0,
       locksLost: 0,
       lockErrors: 0,
+      foreignHolderWaits: 0,
+      droppedSideMessages: 0,
       epochAllocations: 0,
       epochsNotDurable: 0,
       storageErrors: 0,
@@ -208,17 +252,18 @@ class Baton {
     old.dispose();
     if (old.degraded()) this.everDegraded = true;
     this.history.push(...old.log().map((t) => ({ ...t, generation: old.generation })));
-    if (this.history.length > LOG_HISTORY) this.history.splice(0, this.history.length - LOG_HISTORY);
+    if (this.history.length > DEFAULT_LOG_CAPACITY) this.history.splice(0, this.history.length - DEFAULT_LOG_CAPACITY);
   }
 
   lead(resource, options) {
     const where = 'baton.lead';
     if (this.disposed) throw disposedError('baton.lead()');
-    checkString(where, 'resource', resource, LIMITS.resourceBytes);
+    resourceName(where, resource);
     const o = optionsObject(where, 'options', options, LEAD_OPTIONS, { optional: true });
     const eligible = optionsObject(where, 'eligible', o.eligible, ELIGIBLE_OPTIONS, { optional: true });
     const policy = policyOf(where, eligible, booleanOption(where, o, 'preferVisible', false));
     const run = functionOption(where, o, 'run');
+    const [serve, accept] = TALK_OPTIONS.map((key) => functionOption(where, o, key));
     if (this.entries.has(resource)) throw new Error(`${where}: this Baton already leads "${resource}"; release() that handle first`);
     // A frame carries at most this many claims: a tab leading more would look to its peers
     // as if it had stepped down from the rest.
@@ -227,6 +272,10 @@ class Baton {
     this.entries.set(resource, entry);
     if (!this.suspended) this.runtime.join(resource, policy);
     handles.set(entry.handle, entry);
+    if (serve || accept) {
+      entry.talkOptions = { serve, accept };
+      this.talk('attach', entry).catch(reportError);
+    }
     return entry.handle;
   }
 
@@ -248,6 +297,11 @@ class Baton {
     entry.finish('released');
   }
 
+  /** Runs `talk.js`'s `name(baton, ...args)` once it is loaded (requests, state). */
+  talk(name, ...args) {
+    return loadTalk().then((talk) => talk[name](this, ...args));
+  }
+
   presence() {
     return this.disposed || this.suspended ? [] : this.runtime.presence();
   }
@@ -260,6 +314,7 @@ class Baton {
       degraded: this.everDegraded || runtime.degraded(),
       generation: this.generation,
       glue: { ...this.counters },
+      talk: Object.fromEntries([...(this.talks ?? [])].map(([resource, talk]) => [resource, talk.metrics()])),
     };
   }
 
@@ -272,6 +327,7 @@ class Baton {
     return {
       ...supportOf(this.env),
       authority: this.authority,
+      reason: this.reason,
       mode: this.runtime.authority(),
       degraded: this.everDegraded || this.runtime.degraded(),
     };
@@ -293,6 +349,7 @@ class Baton {
     const database = this.database;
     if (database) this.runtime.retired.then(() => database.close());
     for (const entry of ending) entry.finish('dispose');
+    for (const talk of this.talks?.values() ?? []) talk.close();
   }
 
   /** Queues app code to run in a microtask, after the browser handler that caused it. */
@@ -320,6 +377,11 @@ class Baton {
   }
 }
 
+/** Checks a resource name (the wire format's limit); returns it. */
+function resourceName(where, resource) {
+  return checkString(where, 'resource', resource, LIMITS.resourceBytes);
+}
+
 /** The core's policy from the `eligible` and `preferVisible` options. */
 function policyOf(where, eligible, preferVisible) {
   return {
@@ -339,6 +401,8 @@ class Entry {
     this.policy = policy;
     this.run = run;
     this.released = false;
+    /** `serve` and `accept` of requests (talk.js), null when this entry does not talk. */
+    this.talkOptions = null;
     /** @type {{resource: string, owner: string, epoch: number} | null} */
     this.token = null;
     /** @type {AbortController | null} */
@@ -364,6 +428,7 @@ class Entry {
         return () => this.listeners.delete(listener);
       },
       fenced: (fn) => this.fenced(fn),
+      setState: (value) => this.baton.talk('setState', this, value),
       release: () => this.baton.release(this),
     });
   }

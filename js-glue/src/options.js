@@ -5,23 +5,17 @@
  * @module tab-baton/options
  */
 
-import CORE_LIMITS from '../../wasm/core/limits.json' with { type: 'json' };
+import { LIMITS } from './constants.js';
+
+/** What the wire format carries (generated from wasm/core/wire.h), checked up front. */
+export { LIMITS };
 
 /**
- * The longest names, in bytes of UTF-8, and the most of each list: what the wire format
- * carries (wasm/core/limits.json, the core's own limits: longer names would be clamped by
- * the encoder and misread by peers), and the namespace, which only the glue uses (in the
- * lock, channel and storage names). Rejected here, up front, with a TypeError.
+ * The longest namespace, in bytes of UTF-8. Only the glue uses it (in the lock, channel and
+ * storage names), so the limit is the glue's own.
  */
-export const LIMITS = {
-  idBytes: CORE_LIMITS.idBytes,
-  resourceBytes: CORE_LIMITS.resourceBytes,
-  capabilityBytes: CORE_LIMITS.capabilityBytes,
-  capabilities: CORE_LIMITS.capabilities,
-  versionBytes: CORE_LIMITS.versionBytes,
-  claims: CORE_LIMITS.claims, // resources one tab can lead at once
-  namespaceBytes: 128,
-};
+export const NAMESPACE_BYTES = 128;
+
 const encoder = new TextEncoder();
 
 function fail(where, name, expected, value) {

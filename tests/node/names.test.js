@@ -4,12 +4,12 @@
 // TypeError naming the option, up front.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { createBaton, leaderElection } from 'tab-baton';
 import { createBrowser } from 'tab-baton/testing';
 import { openTabs, waitFor } from './helpers/tabs.js';
 
-const LIMITS = JSON.parse(readFileSync(new URL('../../wasm/core/limits.json', import.meta.url), 'utf8'));
+// The wire's limits as the core states them (generated from wasm/core/wire.h).
+import { LIMITS } from '../../js-glue/src/constants.js';
 
 /** A tab env that records the names of the channels it opens. */
 function recordingTab(browser) {

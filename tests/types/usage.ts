@@ -6,13 +6,21 @@ import {
   Fence,
   leaderElection,
   load,
+  NoLeaderError,
+  RemoteError,
+  RequestError,
   requestLeadership,
   type Baton,
+  type LeaderStateSnapshot,
+  type LeaderStateView,
+  type RequestAnswer,
   type BatonMetrics,
   type Election,
   type LeadershipChange,
   type LeaderElector,
-  type StaleOwnerError,
+  DeposedError,
+  StaleOwnerError,
+  type DuplicateLeaderEvent,
   type Token,
 } from 'tab-baton';
 import { createBrowser, type FakeTab } from 'tab-baton/testing';
@@ -36,9 +44,14 @@ export async function orchestrator(): Promise<void> {
     preferVisible: true,
     run(token: Token, signal: AbortSignal) {
       const socket = new WebSocket(`wss://example.com/stream?epoch=${token.epoch}`);
-      signal.addEventListener('abort', () => socket.close());
+      signal.addEventListener('abort', () => {
+        socket.close();
+        if (signal.reason instanceof DeposedError) console.log(signal.reason.reason, signal.reason.epoch, signal.reason.name);
+      });
     },
   });
+  // The browser's own primitives fit the env option.
+  createBaton({ namespace: 'real', env: { locks: navigator.locks, BroadcastChannel, indexedDB, localStorage, document, setTimeout, clearTimeout } });
   const unsubscribe: () => void = ws.onChange((change: LeadershipChange) => {
     if (change.type === 'deposed') console.log(`lost ${change.resource}: ${change.reason}`);
     console.log(change.state, change.leader?.id, change.token?.epoch);
@@ -47,7 +60,7 @@ export async function orchestrator(): Promise<void> {
     const status: number = await ws.fenced(async (token) => (await send('/outbox', { epoch: token.epoch })).status);
     console.log(status);
   } catch (error) {
-    if ((error as StaleOwnerError).code === 'STALE_OWNER') console.log('another tab took over');
+    if (error instanceof StaleOwnerError) console.log('another tab took over', error.code, error.epoch, error.highest);
   }
   const state: 'follower' | 'candidate' | 'leader' | 'stepping-down' | 'released' = ws.state();
   const token: Token | null = ws.token();
@@ -109,8 +122,8 @@ export function article(): void {
 export async function broadcastChannelStyle(): Promise<void> {
   const channel = new PubkeyChannel('foobar');
   const elector: LeaderElector<PubkeyChannel> = createLeaderElection(channel, { fallbackInterval: 3000 });
-  elector.onduplicate = function () {
-    console.log('duplicate leaders on', this.name);
+  elector.onduplicate = function (event: DuplicateLeaderEvent) {
+    console.log('duplicate leaders on', this.name, event.reason, event.epoch, event.other);
   };
   await elector.awaitLeadership();
   const hasLeader: boolean = await elector.hasLeader();
@@ -137,6 +150,36 @@ export async function testing(): Promise<void> {
   await elector.die();
 }
 
+// 5b. Requests to the leader and leader state.
+export async function talk(): Promise<void> {
+  const baton = createBaton({ namespace: 'app' });
+  const handle = baton.lead('ws', {
+    accept: (message, from) => typeof message === 'object' && from.tab !== '',
+    async serve(message, from, token, signal) {
+      if (signal.aborted) throw new Error('stepped down');
+      return { ok: true, id: from.requestId, epoch: token.epoch, message };
+    },
+    run: () => handle.setState({ connected: true }),
+  });
+  const answer: { ok: boolean } = await baton.request<{ ok: boolean }>('ws', { kind: 'send' }, { timeoutMs: 2000 });
+  const full: RequestAnswer<string> = await baton.request<string>('ws', 'x', { full: true, id: 'op-1', signal: new AbortController().signal });
+  console.log(answer.ok, full.value, full.epoch, full.leader, full.requestId);
+  try {
+    await baton.request('ws', 1);
+  } catch (error) {
+    if (error instanceof NoLeaderError) console.log(error.code === 'NO_LEADER', error.resource);
+    else if (error instanceof RequestError) console.log(error.code);
+    else if (error instanceof RemoteError) console.log(error.name, error.epoch, error.leader);
+  }
+  const view: LeaderStateView<{ connected: boolean }> = baton.leaderState<{ connected: boolean }>('ws');
+  const snapshot: LeaderStateSnapshot<{ connected: boolean }> | null = view.get();
+  const off = view.onChange((s) => console.log(s.value.connected, s.epoch, s.stale));
+  console.log(snapshot?.stale, baton.metrics().talk['ws']?.staleAnswers);
+  off();
+  view.close();
+  await handle.setState({ connected: false });
+}
+
 // 6. What the types reject (each line must be an error, or tsc fails on the directive).
 export function rejected(): void {
   // @ts-expect-error namespace is required
@@ -149,6 +192,14 @@ export function rejected(): void {
   leaderElection.create({ heartbeatMs: 10 });
   // @ts-expect-error onLeader is required
   requestLeadership('x');
+  // @ts-expect-error timeoutMs is a number
+  createBaton({ namespace: 'n' }).request('ws', 1, { timeoutMs: '5s' });
+  // @ts-expect-error serve is a function
+  createBaton({ namespace: 'n' }).lead('ws', { serve: 'echo' });
   // @ts-expect-error isLeader is a property in broadcast-channel's API, not a method
   createLeaderElection('x').isLeader();
+  // @ts-expect-error the duplicate event is typed: no such field
+  createLeaderElection('x').onduplicate = (event) => event.whatever;
+  // @ts-expect-error errors are thrown by Baton, not constructed by apps
+  new StaleOwnerError('r', 1, 2);
 }

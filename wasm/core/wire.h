@@ -20,16 +20,14 @@ namespace baton::wire {
 constexpr uint8_t kMagic = 0xBA;
 constexpr uint8_t kProtocolVersion = 1;
 // The limits are chosen so that the largest frame the encoder can emit (964 bytes)
-// fits kMaxFrameBytes; the glue rejects longer names with a TypeError up front. Their
-// values are in limits.json (the build passes them as BATON_LIMIT_*), which the glue
-// reads too.
-constexpr size_t kMaxFrameBytes = BATON_LIMIT_frameBytes;
-constexpr size_t kMaxIdBytes = BATON_LIMIT_idBytes;
-constexpr size_t kMaxResourceBytes = BATON_LIMIT_resourceBytes;
-constexpr size_t kMaxCapabilityBytes = BATON_LIMIT_capabilityBytes;
-constexpr size_t kMaxVersionBytes = BATON_LIMIT_versionBytes;
-constexpr size_t kMaxCapabilities = BATON_LIMIT_capabilities;
-constexpr size_t kMaxClaims = BATON_LIMIT_claims;
+// fits kMaxFrameBytes; the glue rejects longer names with a TypeError up front.
+constexpr size_t kMaxFrameBytes = 1024;
+constexpr size_t kMaxIdBytes = 64;
+constexpr size_t kMaxResourceBytes = 48;
+constexpr size_t kMaxCapabilityBytes = 32;
+constexpr size_t kMaxVersionBytes = 32;
+constexpr size_t kMaxCapabilities = 8;
+constexpr size_t kMaxClaims = 8;
 
 enum class Kind : uint8_t {
   hello = 1,             // a new tab: everyone answers with presence
