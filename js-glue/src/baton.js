@@ -10,6 +10,7 @@
  * @module tab-baton/baton
  */
 import { Runtime } from './runtime.js';
+import { coreStatus } from './core.js';
 import { Database } from './idb.js';
 import { chooseAuthority, namesFor, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
 import { watchLifecycle } from './lifecycle.js';
@@ -245,6 +246,7 @@ class Baton {
       mode: runtime.authority(),
       degraded: this.everDegraded || runtime.degraded(),
       generation: this.generation,
+      core: coreStatus(),
       glue: { ...this.counters },
     };
   }
@@ -260,6 +262,7 @@ class Baton {
       authority: this.authority,
       mode: this.runtime.authority(),
       degraded: this.everDegraded || this.runtime.degraded(),
+      core: coreStatus(),
     };
   }
 
