@@ -1,7 +1,8 @@
 // Builds the tab-baton package into dist/:
 //   baton-core.wasm        the core (build/wasm), loaded at run time next to the scripts
 //   index.js + chunks      ES modules, split so that each subpath entry (relay, awaforge,
-//   relay.js, ...          request-leadership, broadcast-channel) costs only what it uses
+//   relay.js, ...          request-leadership, broadcast-channel) costs only what it uses;
+//   talk.js                requests and leader state, imported on first use only
 //   testing.js             the in-memory fakes
 //   index.cjs, testing.cjs CommonJS for require() in Node (one bundle each)
 // Run after the wasm build:
@@ -36,6 +37,8 @@ export const ENTRIES = {
   'request-leadership': path.join(src, 'compat', 'request-leadership.js'),
   'broadcast-channel': path.join(src, 'compat', 'broadcast-channel.js'),
   testing: path.join(src, 'testing', 'index.js'),
+  // Not public: requests and leader state, imported dynamically on first use (talk-lazy.js).
+  talk: path.join(src, 'talk.js'),
 };
 
 const common = {

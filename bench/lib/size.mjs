@@ -14,7 +14,7 @@ export const TARGET_GZIP = 20 * 1024;
  * The budget the test enforces for that app (JS + wasm, gzip bytes): the size measured when
  * it was set plus about 3%. Lower it whenever the package shrinks; raise it only on purpose.
  */
-export const BUDGET_GZIP = 37000;
+export const BUDGET_GZIP = 38900;
 
 /** An app that uses only createBaton, as its author would write it. */
 export const APP_SOURCE = `import { createBaton } from 'tab-baton';
@@ -24,7 +24,7 @@ baton.lead('job', { run() { console.log('leading'); } });
 
 /** Strings that only code an app using only createBaton must not ship would contain. */
 export const NOT_IN_APP = {
-  relay: 'silent?',
+  relay: '"createRelay"',
   'awaforge compat': 'leaderElection.create',
   'request-leadership compat': '"requestLeadership"',
   'broadcast-channel compat': 'baton.observe-only',
@@ -37,16 +37,32 @@ const measure = (buf) => ({ raw: Buffer.byteLength(buf), gzip: gz(Buffer.from(bu
 const SETTINGS = { bundle: true, format: 'esm', platform: 'browser', target: 'es2020', minify: true, legalComments: 'none', logLevel: 'error', write: false };
 
 /**
- * Bundles APP_SOURCE against the built package (resolved as `tab-baton` from `root`) and
- * measures it with the wasm it loads.
- * @returns {Promise<{js: {raw: number, gzip: number}, wasm: {raw: number, gzip: number}, total: number, text: string}>}
+ * Bundles APP_SOURCE against the built package (resolved as `tab-baton` from `root`), split
+ * as a bundler that supports it would, and measures what the app loads at start: its entry,
+ * the chunks it imports statically, and the wasm. Code behind a dynamic import (requests,
+ * loaded on first use) is not loaded by an app that does not use it.
+ * @returns {Promise<{js: {raw: number, gzip: number}, wasm: {raw: number, gzip: number}, total: number, text: string, lazy: {raw: number, gzip: number}}>}
  */
 export async function measureApp(root) {
-  const result = await build({ ...SETTINGS, stdin: { contents: APP_SOURCE, resolveDir: root, loader: 'js' } });
-  const text = result.outputFiles[0].text;
+  const result = await build({
+    ...SETTINGS, splitting: true, outdir: path.join(root, 'build', 'size-app'), metafile: true,
+    stdin: { contents: APP_SOURCE, resolveDir: root, loader: 'js' },
+  });
+  const files = new Map(result.outputFiles.map((f) => [path.relative(root, f.path), f.text]));
+  const outputs = result.metafile.outputs;
+  const entry = Object.keys(outputs).find((name) => outputs[name].entryPoint);
+  const loaded = new Set();
+  const visit = (name) => {
+    if (loaded.has(name)) return;
+    loaded.add(name);
+    for (const imp of outputs[name].imports) if (imp.kind === 'import-statement') visit(imp.path);
+  };
+  visit(entry);
+  const sum = (names) => names.map((n) => measure(files.get(n))).reduce((a, b) => ({ raw: a.raw + b.raw, gzip: a.gzip + b.gzip }), { raw: 0, gzip: 0 });
+  const js = sum([...loaded]);
+  const lazy = sum([...files.keys()].filter((n) => n.endsWith('.js') && !loaded.has(n)));
   const wasm = measure(readFileSync(path.join(root, 'js-glue', 'dist', 'baton-core.wasm')));
-  const js = measure(text);
-  return { js, wasm, total: js.gzip + wasm.gzip, text };
+  return { js, wasm, lazy, total: js.gzip + wasm.gzip, text: [...loaded].map((n) => files.get(n)).join('\n') };
 }
 
 /** Marks the emscripten module (build/wasm/baton-core.js) external: the glue alone. */

@@ -18,6 +18,7 @@ export { Fence } from './fence.js';
 export { leaderElection } from './compat/awaforge.js';
 export { requestLeadership } from './compat/request-leadership.js';
 export { createLeaderElection } from './compat/broadcast-channel.js';
+export { RequestError, NoLeaderError, RemoteError } from './requests-errors.js';
 export { createRelay } from './relay.js';
 export { eventSourceSource, webSocketSource } from './relay-sources.js';
 /** Leak checks for this package's own tests; not part of the API. */

@@ -125,20 +125,21 @@ describe('a hostile page on the same origin', { timeout: 60000 }, () => {
             s.relay.droppedMalformed >= sent.relay.malformed &&
             s.relay.droppedForeignVersion >= sent.relay.foreignVersion &&
             s.relay.droppedOversized >= sent.relay.oversized &&
-            s.relay.droppedUnconfirmed >= sent.relay.forged &&
-            s.relay.staleDropped >= sent.relay.stale;
+            s.relay.droppedUnconfirmed + s.relay.staleDropped >= sent.relay.forged;
         }) && all;
       }, { what: 'every tab counted every dropped message', timeoutMs: 6000 });
       for (const s of snaps) {
         console.log(`  ${s.id} dropped: core malformed ${s.metrics.droppedMalformed}, oversized ${s.metrics.droppedOversized}, foreign version ${s.metrics.droppedForeignVersion}, not binary ${s.metrics.glue.droppedNotBinary}; relay malformed ${s.relay.droppedMalformed}, oversized ${s.relay.droppedOversized}, foreign version ${s.relay.droppedForeignVersion}, unconfirmed term ${s.relay.droppedUnconfirmed}, stale ${s.relay.staleDropped}`);
-        assert.ok(!s.feed.ids.includes(forgedId) && !s.feed.ids.includes(forgedId + 1), `${s.id} never delivered a forged event`);
+        assert.ok(s.feed.ids.every((id) => id < forgedId), `${s.id} never delivered a forged event`);
+        assert.ok(s.relay.lastId < forgedId, `${s.id}: its cursor never moved to a forged id`);
         assert.ok(s.relay.epoch < 1e9, `${s.id} never adopted the forged term`);
       }
-      // The healthy relay leader answered the forged "silent?" requests instead of stepping down.
-      const answers = snaps.reduce((n, s) => n + s.relay.silenceAnswers, 0);
-      const abdications = snaps.reduce((n, s) => n + s.relay.silenceAbdications, 0);
-      assert.ok(answers >= sent.relay.silenceRequests, `the relay leader answered every forged request (${answers} answers)`);
-      assert.equal(abdications, 0, 'and no tab abdicated for them');
+      const shared = await tabs[0].page.evaluate((key) => localStorage.getItem(key), `baton/${ns}/v1/relay/sse-relay/cursor`);
+      assert.ok(JSON.parse(shared).id < forgedId, 'the shared cursor never moved to a forged id');
+      // The forged replay requests were answered at a bounded rate, and nobody stepped down.
+      const served = snaps.reduce((n, s) => n + s.relay.replaysServed, 0);
+      assert.ok(served <= sent.relay.replayRequests, `at most one replay per request (${served})`);
+      assert.equal(snaps.reduce((n, s) => n + s.relay.silenceAbdications, 0), 0, 'no tab abdicated');
 
       // Still working: one leader per resource that every tab agrees on, one stream, and the
       // feed keeps flowing with no gap in any tab.
@@ -255,7 +256,7 @@ describe('the relay over a WebSocket source', { timeout: 60000 }, () => {
     tabs = survivors;
   });
 
-  it('a leader alive but silent (its source stalls): followers ask it to step down, it abdicates, the stream resumes', async () => {
+  it('a leader alive but silent (its source stalls): it steps down after silenceMs, the stream resumes', async () => {
     tabs.push(await open('w4'));
     const { tab: old, snap: oldSnap } = await relayLeader(tabs);
     const survivors = tabs.filter((t) => t !== old);
@@ -265,8 +266,8 @@ describe('the relay over a WebSocket source', { timeout: 60000 }, () => {
     assert.notEqual(next, old, 'another tab took over');
     const { snaps, lastRelayed } = await checkResume(tabs, oldSnap.epoch, snap.epoch, next);
     const oldNow = snaps.find((s) => s.id === old.id);
-    assert.equal(oldNow.relay.silenceAbdications, 1, 'the silent leader abdicated when asked');
-    assert.ok(survivors.length > 0 && snaps.filter((s) => s.id !== old.id).some((s) => s.relay.silenceRequests >= 1), 'a follower asked');
+    assert.equal(oldNow.relay.silenceAbdications, 1, 'the silent leader abdicated');
+    assert.ok(survivors.length > 0);
     await waitFor(() => feed.stats().open === 1, { what: 'the silent connection closed; one open connection' });
     const opener = snaps.find((s) => s.id === next.id);
     timings.add({ label: 'WebSocket source: silent leader', electedMs: opener.elections.find((e) => e.epoch === snap.epoch).at - t0, resumedMs: opener.at[opener.epochs.indexOf(snap.epoch)] - t0, note: `silenceMs 1500; resumed after ${lastRelayed}` });

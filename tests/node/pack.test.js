@@ -32,7 +32,11 @@ const second = handles.slice(1).map((h) => h.state());
 const fence = new Fence();
 fence.check(handles.slice(1).find((h) => h.state() === 'leader').token()); // a's zombie still thinks it leads
 const staleRejected = !fence.admit(oldToken);
-batons.forEach((b) => b.dispose());
+// Requests load dist/talk.js on first use, from the installed package.
+const server = createBaton({ namespace: 'scratch', id: 'g', env: browser.tab('g') });
+server.lead('echo', { serve: (m) => m + 1 });
+const answered = await batons[1].request('echo', 41);
+[...batons, server].forEach((b) => b.dispose());
 
 const election = leaderElection.create({ channel: 'x', env: browser.tab('d') });
 let led = false;
@@ -48,7 +52,7 @@ await elector.die();
 const plain = createBaton({ namespace: 'plain', heartbeatMs: 30 });
 const support = plain.support();
 plain.dispose();
-console.log(JSON.stringify({ first, second, staleRejected, led, support, support2: leaderElection.support() }));
+console.log(JSON.stringify({ first, second, staleRejected, answered, led, support, support2: leaderElection.support() }));
 `;
 
 const CJS_SCRIPT = `
@@ -76,7 +80,7 @@ test('npm pack -> install into an empty project -> import and run in Node', { ti
     assert.deepEqual(files, [
       'README.md', 'awaforge.d.ts', 'broadcast-channel.d.ts',
       'dist/awaforge.js', 'dist/baton-core.wasm', 'dist/broadcast-channel.js', 'dist/index.cjs', 'dist/index.js',
-      'dist/relay.js', 'dist/request-leadership.js', 'dist/testing.cjs', 'dist/testing.js',
+      'dist/relay.js', 'dist/request-leadership.js', 'dist/talk.js', 'dist/testing.cjs', 'dist/testing.js',
       'index.d.ts', 'package.json', 'relay.d.ts', 'request-leadership.d.ts', 'testing.d.ts',
     ]);
     const tarball = path.join(scratch, packed.filename);
@@ -91,6 +95,7 @@ test('npm pack -> install into an empty project -> import and run in Node', { ti
     assert.deepEqual(out.first, ['leader', 'follower', 'follower']);
     assert.equal(out.second.filter((s) => s === 'leader').length, 1);
     assert.equal(out.staleRejected, true);
+    assert.equal(out.answered, 42);
     assert.equal(out.led, true);
     assert.equal(out.support.mode, 'broadcast');
     assert.equal(out.support.webLocks, false);
