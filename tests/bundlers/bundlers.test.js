@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import { launchBrowser } from '../browser/harness.js';
 import { BUILDS } from './builds.js';
 import { serve } from './serve.js';
@@ -34,6 +35,15 @@ function wasmFiles(dir) {
     .filter((f) => f.endsWith('.wasm') && readFileSync(f).subarray(0, 4).equals(WASM_MAGIC));
 }
 
+/** gzip bytes of the output's scripts (all of them, lazily loaded chunks too) and of its wasm. */
+function sizes(dir) {
+  const gz = (f) => gzipSync(readFileSync(f), { level: 9 }).length;
+  const files = readdirSync(dir, { recursive: true }).map((f) => path.join(dir, f));
+  const js = files.filter((f) => f.endsWith('.js')).reduce((n, f) => n + gz(f), 0);
+  const wasm = wasmFiles(dir).reduce((n, f) => n + gz(f), 0);
+  return `JS ${js} B gzip + wasm ${wasm} B gzip = ${js + wasm} B`;
+}
+
 test('bundlers: the packed package builds and elects in Chromium', { timeout: 600_000 }, async (t) => {
   assert.ok(existsSync(path.join(root, 'js-glue', 'dist', 'baton-core.wasm')), 'build first: ./toolchain/build.sh');
   install();
@@ -47,6 +57,7 @@ test('bundlers: the packed package builds and elects in Chromium', { timeout: 60
         const { out, warnings } = await build(dir, pkg);
         for (const w of warnings) t.diagnostic(`${name} warning: ${String(w).split('\n')[0]}`);
         assert.equal(wasmFiles(out).length, 1, `${name}: the output has the wasm as a file of its own`);
+        t.diagnostic(`${name} size: ${sizes(out)}`);
 
         const server = await serve(out);
         const tab = await browser.openTab(server.url);
