@@ -567,4 +567,6 @@ export const internals = {
   coreSessions: () => M.live(),
   /** Size of the WebAssembly heap in bytes (it only grows: a leak shows here). */
   heapBytes: () => M.HEAPU8.length,
+  /** The Emscripten module (bench/wasm-throughput.mjs times its boundary call alone). */
+  module: () => M,
 };
