@@ -12,14 +12,19 @@
  *
  * @module tab-baton
  */
+import { internals } from './core.js';
+import { compatMetrics } from './compat/shared.js';
+
 export { load, ready } from './core.js';
 export { createBaton } from './baton.js';
 export { Fence } from './fence.js';
+export { StaleOwnerError, DeposedError } from './errors.js';
 export { leaderElection } from './compat/awaforge.js';
 export { requestLeadership } from './compat/request-leadership.js';
 export { createLeaderElection } from './compat/broadcast-channel.js';
+
+/** Leak checks and metrics for this package's own tests; not part of the API. */
+export const __internal = /* @__PURE__ */ Object.assign({ metricsOf: compatMetrics }, internals);
 export { RequestError, NoLeaderError, RemoteError } from './requests-errors.js';
 export { createRelay } from './relay.js';
 export { eventSourceSource, webSocketSource } from './relay-sources.js';
-/** Leak checks for this package's own tests; not part of the API. */
-export { internals as __internal } from './core.js';

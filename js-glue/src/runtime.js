@@ -22,8 +22,8 @@ import { WebLocks } from './web-locks.js';
 import { EpochStore } from './epoch-store.js';
 import { LeaseAuthority } from './lease.js';
 import { reportError } from './errors.js';
+import { AUTHORITY_NAMES } from './constants.js';
 
-const AUTHORITY_CODE = { 'web-locks': 0, lease: 1, broadcast: 2 };
 /** setTimeout's longest delay; a later deadline just wakes up once more. */
 const MAX_DELAY = 2 ** 31 - 1;
 
@@ -70,7 +70,7 @@ export class Runtime {
       ? new Channel(env.BroadcastChannel, names.channel, (bytes) => this.step((core, now) => core.message(now, bytes)), counters)
       : null;
     const report = (kind, resource) => this.step((core, now) => core.resourceEvent(kind, now, resource));
-    this.locks = env.locks ? new WebLocks(env.locks, names.lock, report, counters) : null;
+    this.locks = env.locks ? new WebLocks(env.locks, names.lock, report, counters, names.marker) : null;
     this.epochs = new EpochStore({ localStorage: env.localStorage, database, key: names.epochKey, counters });
     this.lease = database
       ? new LeaseAuthority({
@@ -92,7 +92,7 @@ export class Runtime {
         generation,
         appVersion: config.appVersion,
         capabilities: config.capabilities,
-        authority: AUTHORITY_CODE[authority],
+        authority: AUTHORITY_NAMES.indexOf(authority),
         heartbeatMs: config.heartbeatMs,
         suspectMs: config.suspectMs,
         leaseMs: config.leaseMs,
