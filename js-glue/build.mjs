@@ -4,7 +4,7 @@
 //   relay.js, ...          request-leadership, broadcast-channel) costs only what it uses;
 //   talk.js                requests and leader state, imported on first use only
 //   testing.js             the in-memory fakes
-//   index.cjs, testing.cjs CommonJS for require() in Node (one bundle each)
+//   index.cjs, testing.cjs CommonJS for require() in Node (one bundle each), with .d.cts types
 // Run after the wasm build:
 //   cmake --preset wasm && cmake --build --preset wasm && node js-glue/build.mjs
 import { build } from 'esbuild';
@@ -74,6 +74,9 @@ const cjs = {
 };
 await build({ ...cjs, entryPoints: [ENTRIES.index], outfile: path.join(dist, 'index.cjs') });
 await build({ ...cjs, entryPoints: [ENTRIES.testing], outfile: path.join(dist, 'testing.cjs') });
+// TypeScript reads a .d.ts next to a "type": "module" package as ESM; the CommonJS builds get
+// the same declarations as .d.cts (they import nothing, so a copy is exact).
+for (const name of ['index', 'testing']) copyFileSync(path.join(here, `${name}.d.ts`), path.join(dist, `${name}.d.cts`));
 
 const gz = (file) => gzipSync(readFileSync(file), { level: 9 }).length;
 for (const name of readdirSync(dist).sort()) {

@@ -79,8 +79,8 @@ test('npm pack -> install into an empty project -> import and run in Node', { ti
     const files = packed.files.map((f) => f.path).filter((f) => !/^dist\/chunk-[A-Z0-9]+\.js$/.test(f)).sort();
     assert.deepEqual(files, [
       'LICENSE', 'README.md', 'awaforge.d.ts', 'broadcast-channel.d.ts',
-      'dist/awaforge.js', 'dist/baton-core.wasm', 'dist/broadcast-channel.js', 'dist/index.cjs', 'dist/index.js',
-      'dist/relay.js', 'dist/request-leadership.js', 'dist/talk.js', 'dist/testing.cjs', 'dist/testing.js',
+      'dist/awaforge.js', 'dist/baton-core.wasm', 'dist/broadcast-channel.js', 'dist/index.cjs', 'dist/index.d.cts', 'dist/index.js',
+      'dist/relay.js', 'dist/request-leadership.js', 'dist/talk.js', 'dist/testing.cjs', 'dist/testing.d.cts', 'dist/testing.js',
       'index.d.ts', 'package.json', 'relay.d.ts', 'request-leadership.d.ts', 'testing.d.ts',
     ]);
     const tarball = path.join(scratch, packed.filename);
