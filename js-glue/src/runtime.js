@@ -34,7 +34,7 @@ export class Runtime {
    * @param {number} deps.generation
    * @param {'web-locks'|'lease'|'broadcast'} deps.authority
    * @param {import('./env.js').Env} deps.env
-   * @param {ReturnType<import('./env.js').namesFor>} deps.names
+   * @param {ReturnType<import('./names.js').namesFor>} deps.names
    * @param {import('./idb.js').Database | null} deps.database
    * @param {Record<string, number>} deps.counters glue counters, shared across generations
    * @param {(effect: import('./core.js').Effect) => void} deps.notify elected/deposed/leader-changed
