@@ -76,7 +76,7 @@ export class Runtime {
       ? new Channel(env.BroadcastChannel, names.channel, (bytes) => this.step((core, now) => core.message(now, bytes)), counters)
       : null;
     const report = (kind, resource) => this.step((core, now) => core.resourceEvent(kind, now, resource));
-    this.locks = env.locks ? new WebLocks(env.locks, names.lock, report, counters) : null;
+    this.locks = env.locks ? new WebLocks(env.locks, names.lock, report, counters, names.marker) : null;
     this.epochs = new EpochStore({ localStorage: env.localStorage, database, key: names.epochKey, counters });
     this.lease = database
       ? new LeaseAuthority({

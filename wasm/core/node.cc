@@ -67,6 +67,7 @@ std::vector<Effect> Node::step(const Event& e) {
     case EventKind::lock_unavailable:
       if (r && r->lock == LockState::queued) {
         r->lock = LockState::none;
+        r->stealing = false;  // a refused steal may be tried again after the backoff
         fail_acquisition(*r, now);
       }
       break;
