@@ -22,7 +22,7 @@ import { estimateBytes } from './relay-size.js';
 export const RELAY_PROTOCOL = 2;
 const KINDS = new Set(['lead', 'event', 'replay', 'replay?', 'logout', 'login']);
 const TERM_KINDS = new Set(['lead', 'event', 'replay', 'replay?']);
-export const MAX_NAME_CHARS = 64;
+const MAX_NAME_CHARS = 64;
 export const MAX_SESSION_CHARS = 256;
 const MAX_ID_CHARS = 256;
 /** A message of a term the core has not confirmed yet is held this long at most. */
