@@ -17,8 +17,10 @@
  * @module tab-baton/baton
  */
 import { Runtime } from './runtime.js';
+import { coreStatus } from './core.js';
 import { Database } from './idb.js';
-import { authorityReason, chooseAuthority, isNodeWithoutEnv, namesFor, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
+import { authorityReason, chooseAuthority, isNodeWithoutEnv, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
+import { namesFor } from './names.js';
 import { watchLifecycle } from './lifecycle.js';
 import { installTestHooks } from './test-hooks.js';
 import { leaderState, loadTalk } from './talk-lazy.js';
@@ -26,7 +28,9 @@ import { deposed, disposedError, reportError, staleOwner } from './errors.js';
 import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_LOG_CAPACITY } from './constants.js';
 import {
   LIMITS,
+  NAMESPACE_BYTES,
   booleanOption,
+  checkString,
   envOption,
   functionOption,
   numberOption,
@@ -34,7 +38,6 @@ import {
   optionsObject,
   stringListOption,
   stringOption,
-  utf8Length,
 } from './options.js';
 
 const BATON_OPTIONS = [
@@ -84,7 +87,7 @@ export function createBatonWithLockName(where, options, lockName) {
 
 function makeBaton(where, options, lockName) {
   const o = optionsObject(where, 'options', options, BATON_OPTIONS);
-  const namespace = stringOption(where, o, 'namespace', { required: true });
+  const namespace = stringOption(where, o, 'namespace', { required: true, maxBytes: NAMESPACE_BYTES });
   const protocolVersion = numberOption(where, o, 'protocolVersion', { fallback: 1, integer: true });
   const appVersion = stringOption(where, o, 'appVersion', { fallback: '0', maxBytes: LIMITS.versionBytes });
   const capabilities = stringListOption(where, o, 'capabilities', { maxItems: LIMITS.capabilities, maxBytes: LIMITS.capabilityBytes });
@@ -311,6 +314,7 @@ class Baton {
       mode: runtime.authority(),
       degraded: this.everDegraded || runtime.degraded(),
       generation: this.generation,
+      core: coreStatus(),
       glue: { ...this.counters },
       talk: Object.fromEntries([...(this.talks ?? [])].map(([resource, talk]) => [resource, talk.metrics()])),
     };
@@ -328,6 +332,7 @@ class Baton {
       reason: this.reason,
       mode: this.runtime.authority(),
       degraded: this.everDegraded || this.runtime.degraded(),
+      core: coreStatus(),
     };
   }
 
@@ -377,10 +382,7 @@ class Baton {
 
 /** Checks a resource name (the wire format's limit); returns it. */
 function resourceName(where, resource) {
-  if (typeof resource !== 'string' || resource === '' || utf8Length(resource) > LIMITS.resourceBytes) {
-    throw new TypeError(`${where}: "resource" must be a non-empty string of at most ${LIMITS.resourceBytes} bytes of UTF-8 (got ${typeof resource === 'string' ? JSON.stringify(resource.slice(0, 40)) : String(resource)})`);
-  }
-  return resource;
+  return checkString(where, 'resource', resource, LIMITS.resourceBytes);
 }
 
 /** The core's policy from the `eligible` and `preferVisible` options. */

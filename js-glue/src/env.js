@@ -152,21 +152,6 @@ export function isNodeWithoutEnv(env) {
   return !env.injected && typeof process?.versions?.node === 'string' && typeof globalThis.document === 'undefined';
 }
 
-/**
- * Names shared by every tab of one namespace and protocol version.
- * The epoch counter is not versioned on purpose: epochs must keep rising across deploys.
- */
-export function namesFor(namespace, protocolVersion) {
-  const base = `baton/${namespace}/v${protocolVersion}`;
-  return {
-    channel: base,
-    lock: (resource) => `${base}/${resource}`,
-    epochKey: (resource) => `baton/${namespace}/epoch/${resource}`,
-    database: `baton/${namespace}`,
-    leaseKey: (resource) => `v${protocolVersion}/${resource}`,
-  };
-}
-
 /** A random id: a UUID where available (secure contexts, Node), else 128 random bits in hex. */
 export function randomId() {
   const c = globalThis.crypto;

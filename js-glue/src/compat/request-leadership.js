@@ -12,7 +12,7 @@
  */
 import { envOption, functionOption, numberOption, oneOfOption, optionsObject } from '../options.js';
 import { reportError } from '../errors.js';
-import { singleElection } from './shared.js';
+import { registerCompat, singleElection } from './shared.js';
 
 const OPTIONS = ['heartbeatMs', 'suspectMs', 'authority', 'env', 'onFollower'];
 
@@ -42,7 +42,7 @@ export function requestLeadership(name, onLeader, options) {
       reportError(error);
     }
   });
-  return function relinquish() {
+  return registerCompat(function relinquish() {
     baton.dispose();
-  };
+  }, baton);
 }
