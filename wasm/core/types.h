@@ -20,7 +20,6 @@ enum class Role : uint8_t { follower = 0, candidate = 1, leader = 2, stepping_do
 enum class Reason : uint8_t {
   none = 0,
   startup,
-  eligible,          // became eligible, joined the race
   not_eligible,      // policy says this tab may not lead now
   lock_granted,
   lock_lost,         // the held lock was stolen or broken
