@@ -178,12 +178,10 @@ export const EFFECT_KIND_NAMES = [
 /** LockMode in wasm/core/node.h. */
 export const LockMode = {
   queue: 0,
-  if_available: 1,
-  steal: 2,
+  steal: 1,
 };
 export const LOCK_MODE_NAMES = [
   'queue',
-  'if-available',
   'steal',
 ];
 

@@ -12,6 +12,7 @@
  * @module tab-baton/core
  */
 import createBatonCore from '../../build/wasm/baton-core.js';
+import { LOCK_MODE_NAMES } from './constants.js';
 
 /** @type {any} the Emscripten module, once loaded */
 let wasm = null;
@@ -83,8 +84,6 @@ const EVENT = {
 
 /** EffectKind in node.h, by numeric value. */
 const EFFECTS = ['broadcast', 'lock-request', 'lock-release', 'allocate-epoch', 'lease-try', 'elected', 'deposed', 'leader-changed'];
-/** LockMode in node.h, by numeric value. */
-const LOCK_MODES = ['queue', 'if-available', 'steal'];
 /** Lifecycle in types.h. */
 export const LIFECYCLE = { active: 0, hidden: 1, frozen: 2, restored: 3, closing: 4 };
 /** Authority in types.h. */
@@ -95,7 +94,7 @@ export const AUTHORITIES = ['web-locks', 'lease', 'broadcast'];
  * @property {'broadcast'|'lock-request'|'lock-release'|'allocate-epoch'|'lease-try'|'elected'|'deposed'|'leader-changed'} kind
  * @property {string} resource Empty for `broadcast`.
  * @property {Uint8Array} [bytes] `broadcast`: the frame (a copy, owned by the caller).
- * @property {'queue'|'if-available'|'steal'} [mode] `lock-request`.
+ * @property {'queue'|'steal'} [mode] `lock-request`.
  * @property {number} [floor] `allocate-epoch`: the new epoch must exceed this.
  * @property {number} [epoch] `elected`, `deposed`: the term.
  * @property {string} [reason] `elected`, `deposed`: why.
@@ -141,7 +140,7 @@ export class Core {
           effect.bytes = raw._effectBytes(i).slice(); // a view into wasm memory until the next step
           break;
         case 1:
-          effect.mode = LOCK_MODES[raw._effectLockMode(i)];
+          effect.mode = LOCK_MODE_NAMES[raw._effectLockMode(i)];
           break;
         case 3:
           effect.floor = raw._effectEpoch(i);

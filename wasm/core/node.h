@@ -46,7 +46,7 @@ struct Config {
   size_t log_capacity = 128;
 };
 
-enum class LockMode : uint8_t { queue = 0, if_available = 1, steal = 2 };
+enum class LockMode : uint8_t { queue = 0, steal = 1 };
 
 // The lease record kept in IndexedDB, one per resource.
 struct LeaseRecord {
@@ -64,7 +64,7 @@ enum class EventKind : uint8_t {
   leave,                // stop competing for `resource` (relinquish)
   lock_granted,
   lock_lost,            // a held lock's request rejected (stolen)
-  lock_unavailable,     // an if_available request got nothing
+  lock_unavailable,     // the browser rejected a queued request
   epoch_allocated,      // durable counter answered: `epoch`, `durable`
   lease_result,         // the lease transaction committed; `lease` is the record now
   lease_failed,         // the lease transaction failed (storage error)
