@@ -167,7 +167,6 @@ class Node {
     uint64_t epoch = 0;            // own term
     uint64_t max_epoch = 0;        // highest term known (own, claims, lease records)
     double wake_ms = 0;            // next evaluation (coalesced triggers land here)
-    double joined_ms = 0;
     bool left = false;             // relinquished; kept only until a lease release commits
     bool named_successor = false;  // the last leader's goodbye named this tab
     std::string departed;          // that leader, whose lease release may still be committing
