@@ -31,7 +31,7 @@ export class Runtime {
    * @param {number} deps.generation
    * @param {'web-locks'|'lease'|'broadcast'} deps.authority
    * @param {import('./env.js').Env} deps.env
-   * @param {ReturnType<import('./env.js').namesFor>} deps.names
+   * @param {ReturnType<import('./names.js').namesFor>} deps.names
    * @param {import('./idb.js').Database | null} deps.database
    * @param {Record<string, number>} deps.counters glue counters, shared across generations
    * @param {(effect: import('./core.js').Effect) => void} deps.notify elected/deposed/leader-changed
@@ -76,7 +76,7 @@ export class Runtime {
       ? new Channel(env.BroadcastChannel, names.channel, (bytes) => this.step((core, now) => core.message(now, bytes)), counters)
       : null;
     const report = (kind, resource) => this.step((core, now) => core.resourceEvent(kind, now, resource));
-    this.locks = env.locks ? new WebLocks(env.locks, names.lock, report, counters) : null;
+    this.locks = env.locks ? new WebLocks(env.locks, names.lock, report, counters, names.marker) : null;
     this.epochs = new EpochStore({ localStorage: env.localStorage, database, key: names.epochKey, counters });
     this.lease = database
       ? new LeaseAuthority({
