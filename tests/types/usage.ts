@@ -145,6 +145,12 @@ export async function testing(): Promise<void> {
   const relinquish = requestLeadership('y', () => {}, { env: tabs[1]! });
   const elector = createLeaderElection('z', { env: tabs[1]! });
   console.log(handles.map((h) => h.state()), await browser.locks.query());
+  // The lease mode: an origin with IndexedDB, tabs without Web Locks.
+  const withDb = createBrowser({ indexedDB: true });
+  const tab = withDb.tab('l');
+  const lease = createBaton({ namespace: 'lease', env: { ...tab, locks: null } });
+  console.log(lease.support().mode, withDb.indexedDB?.peek('baton/lease', 'leases', 'v1/job'), withDb.indexedDB?.stats().committed);
+  lease.dispose();
   election.dispose();
   relinquish();
   await elector.die();
