@@ -42,9 +42,10 @@ const fromIndex = { name: 'from-index', setup: (b) => b.onResolve({ filter: /^\.
 await build({ ...common, entryPoints: [path.join(here, 'src', 'index.js')], outfile: path.join(dist, 'index.js'), plugins: [talkFile] });
 await build({ ...common, entryPoints: [path.join(here, 'src', 'talk.js')], outfile: path.join(dist, 'talk.js'), plugins: [fromIndex] });
 await build({ ...common, entryPoints: [path.join(here, 'src', 'testing', 'index.js')], outfile: path.join(dist, 'testing.js') });
+await build({ ...common, entryPoints: [path.join(here, 'src', 'server.js')], outfile: path.join(dist, 'server.js') });
 
 const size = (file) => {
   const bytes = readFileSync(file);
   return `${(bytes.length / 1024).toFixed(1)} KiB raw, ${(gzipSync(bytes, { level: 9 }).length / 1024).toFixed(1)} KiB gzip`;
 };
-for (const name of ['index.js', 'talk.js', 'testing.js']) console.log(`dist/${name}: ${size(path.join(dist, name))}`);
+for (const name of ['index.js', 'talk.js', 'testing.js', 'server.js']) console.log(`dist/${name}: ${size(path.join(dist, name))}`);
