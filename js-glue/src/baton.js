@@ -23,6 +23,7 @@ import { watchLifecycle } from './lifecycle.js';
 import { installTestHooks } from './test-hooks.js';
 import { leaderState, loadTalk } from './talk-lazy.js';
 import { deposed, disposedError, reportError, staleOwner } from './errors.js';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_LOG_CAPACITY } from './constants.js';
 import {
   LIMITS,
   booleanOption,
@@ -55,7 +56,6 @@ const LEAD_OPTIONS = ['eligible', 'preferVisible', 'run', 'serve', 'accept'];
 const TALK_OPTIONS = ['serve', 'accept'];
 const ELIGIBLE_OPTIONS = ['capability', 'hidden', 'network', 'newestAppOnly'];
 /** Transitions kept from earlier generations (bfcache restores). */
-const LOG_HISTORY = 128;
 
 /** Internal access for the compatibility layers: public objects -> their internals. */
 const batons = new WeakMap();
@@ -73,9 +73,9 @@ export function createBaton(options) {
   const appVersion = stringOption(where, o, 'appVersion', { fallback: '0', maxBytes: LIMITS.versionBytes });
   const capabilities = stringListOption(where, o, 'capabilities', { maxItems: LIMITS.capabilities, maxBytes: LIMITS.capabilityBytes });
   const id = stringOption(where, o, 'id', { maxBytes: LIMITS.idBytes }) ?? randomId();
-  const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: 1000, above: 0 });
+  const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: DEFAULT_HEARTBEAT_MS, above: 0 });
   const suspectMs = numberOption(where, o, 'suspectMs', { fallback: 3 * heartbeatMs, above: heartbeatMs });
-  const leaseMs = numberOption(where, o, 'leaseMs', { fallback: 5000, above: 0 });
+  const leaseMs = numberOption(where, o, 'leaseMs', { fallback: DEFAULT_LEASE_MS, above: 0 });
   const requested = oneOfOption(where, o, 'authority', ['auto', 'web-locks', 'lease', 'broadcast'], 'auto');
   const envSource = envOption(where, o);
   const testHooks = booleanOption(where, o, 'testHooks', false);
@@ -215,7 +215,7 @@ class Baton {
     old.dispose();
     if (old.degraded()) this.everDegraded = true;
     this.history.push(...old.log().map((t) => ({ ...t, generation: old.generation })));
-    if (this.history.length > LOG_HISTORY) this.history.splice(0, this.history.length - LOG_HISTORY);
+    if (this.history.length > DEFAULT_LOG_CAPACITY) this.history.splice(0, this.history.length - DEFAULT_LOG_CAPACITY);
   }
 
   lead(resource, options) {

@@ -101,7 +101,9 @@ class Relay {
     this.queue = [];
 
     this.channel = null;
-    this.onMessage = (event) => this.step((now) => this.core.message(event.data, now));
+    // The core's word on who leads is read afresh with every message and tick, so that no
+    // missed notice can leave a term unconfirmed.
+    this.onMessage = (event) => this.step((now) => [...this.confirmNow(now), ...this.core.message(event.data, now)]);
     if (this.env.BroadcastChannel) {
       try {
         this.channel = new this.env.BroadcastChannel(this.channelName);
@@ -198,7 +200,7 @@ class Relay {
       if (this.timer !== timer) return;
       this.timer = null;
       this.timerAt = Infinity;
-      this.step((now) => this.core.tick(now));
+      this.step((now) => [...this.confirmNow(now), ...this.core.tick(now)]);
     }, delay);
     this.timer = timer;
   }
@@ -229,8 +231,12 @@ class Relay {
 
   /** Hands the election core's view of the resource (who leads which term) to the relay core. */
   confirm() {
+    this.step((now) => this.confirmNow(now));
+  }
+
+  confirmNow(now) {
     const info = this.handle ? this.handle.leader() : null;
-    this.step((now) => this.core.confirm(info ? info.id : null, info ? info.epoch : 0, now));
+    return this.core.confirm(info ? info.id : null, info ? info.epoch : 0, now);
   }
 
   stop() {

@@ -169,7 +169,7 @@ describe('a hostile page on the same origin', { timeout: 60000 }, () => {
   });
 });
 
-describe('the relay over a WebSocket source', { timeout: 60000 }, () => {
+describe('the relay over a WebSocket source', { timeout: 90000 }, () => {
   let feed;
   let tabs;
   const ns = uniqueNs('ws');
@@ -184,8 +184,8 @@ describe('the relay over a WebSocket source', { timeout: 60000 }, () => {
     await feed?.close();
   });
 
-  async function open(id) {
-    const tab = await browser.openTab(`${server.url}test-pages/ws-relay.html?ns=${encodeURIComponent(ns)}&id=${id}&feed=${encodeURIComponent(feed.url)}&heartbeatMs=250&suspectMs=1500&silenceMs=1500`);
+  async function open(id, protocol = 1) {
+    const tab = await browser.openTab(`${server.url}test-pages/ws-relay.html?ns=${encodeURIComponent(ns)}&id=${id}&protocol=${protocol}&feed=${encodeURIComponent(feed.url)}&heartbeatMs=250&suspectMs=1500&silenceMs=1500`);
     tab.id = id;
     await waitFor(() => tab.page.evaluate(() => Boolean(window.__ws)), { what: `${id} ready` });
     return tab;
@@ -271,5 +271,26 @@ describe('the relay over a WebSocket source', { timeout: 60000 }, () => {
     await waitFor(() => feed.stats().open === 1, { what: 'the silent connection closed; one open connection' });
     const opener = snaps.find((s) => s.id === next.id);
     timings.add({ label: 'WebSocket source: silent leader', electedMs: opener.elections.find((e) => e.epoch === snap.epoch).at - t0, resumedMs: opener.at[opener.epochs.indexOf(snap.epoch)] - t0, note: `silenceMs 1500; resumed after ${lastRelayed}` });
+  });
+
+  it('tabs of another protocol version form their own group: own leader, own stream, never the other\'s events', async () => {
+    const newer = [await open('n1', 2), await open('n2', 2)];
+    tabs.push(...newer);
+    const older = tabs.filter((t) => !newer.includes(t));
+    const ids = (list) => new Set(list.map((t) => t.id));
+    await relayLeader(older);
+    await relayLeader(newer);
+    await waitFor(() => feed.stats().open === 2, { what: 'one connection per protocol version' });
+    const before = await wsSnapAll(tabs);
+    const snaps = await waitFor(async () => {
+      const all = await wsSnapAll(tabs);
+      return all.every((s, i) => s.ids.length >= before[i].ids.length + 5) && all;
+    }, { what: 'events flowing in both groups' });
+    // (The older tabs' feeds also hold events relayed by earlier leaders of their version.)
+    for (const s of snaps) {
+      const mine = ids(newer).has(s.id);
+      assert.ok(s.froms.every((from) => ids(newer).has(from) === mine), `${s.id} delivered only events relayed by its own version (${[...new Set(s.froms)]})`);
+      assertConsecutive(s.ids, s.id);
+    }
   });
 });

@@ -91,21 +91,25 @@ TEST_CASE("a frozen leader's replies carry no progress, so they do not stop the 
   CHECK(now < 4000);
 }
 
-TEST_CASE("an epoch answer below a term seen meanwhile is allocated again, never reused") {
-  Node a(config("a"));
+TEST_CASE("broadcast-only: an epoch answer below a term claimed meanwhile is allocated again") {
+  Node a(config("a", Authority::broadcast));
   a.step(event(EventKind::join, 0, "ws"));
-  a.step(event(EventKind::lock_granted, 1, "ws"));
+  // Broadcast-only waits a heartbeat to hear a leader, then takes over.
+  std::vector<Effect> fx;
+  for (int i = 0; i < 5 && !find(fx, EffectKind::allocate_epoch); ++i) fx = a.step(event(EventKind::tick, a.next_deadline()));
+  REQUIRE(find(fx, EffectKind::allocate_epoch));
   wire::Frame claim;
-  claim.kind = wire::Kind::heartbeat;
+  claim.kind = wire::Kind::goodbye;  // a leader that already left: its term still counts
   claim.sender = "b";
   claim.generation = 1;
   claim.app_version = "1.0";
   claim.refresh_ms = 1000;
   claim.claims = {{"ws", 9}};
-  a.step(message(2, wire::encode(claim)));
-  Event done = event(EventKind::epoch_allocated, 3, "ws");
+  double now = a.next_deadline() - 1;
+  a.step(message(now, wire::encode(claim)));
+  Event done = event(EventKind::epoch_allocated, now + 1, "ws");
   done.epoch = 8;
-  auto fx = a.step(done);
+  fx = a.step(done);
   CHECK(!find(fx, EffectKind::elected));
   const Effect* again = find(fx, EffectKind::allocate_epoch);
   REQUIRE(again);
@@ -114,6 +118,7 @@ TEST_CASE("an epoch answer below a term seen meanwhile is allocated again, never
   fx = a.step(done);
   REQUIRE(find(fx, EffectKind::elected));
   CHECK(find(fx, EffectKind::elected)->epoch == 10);
+  CHECK(find(fx, EffectKind::elected)->degraded == Degraded::none);
 }
 
 TEST_CASE("lease: decide acquires with epoch + 1, respects a valid owner, renews, releases") {

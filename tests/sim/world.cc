@@ -339,10 +339,14 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
         break;
       }
       case EffectKind::elected: {
-        auto key = std::make_pair(fx.resource, fx.epoch);
-        auto [it, inserted] = term_owner_.emplace(key, t.instance);
-        if (!inserted && it->second != t.instance && storage_ == StorageMode::works) {
-          violation("fencing: epoch " + std::to_string(fx.epoch) + " of " + fx.resource + " issued twice");
+        // A degraded term says its epoch may repeat (and runs no fenced effect); the
+        // epochs of all other terms are unique, whatever the storage does.
+        if (fx.degraded == Degraded::none) {
+          auto key = std::make_pair(fx.resource, fx.epoch);
+          auto [it, inserted] = term_owner_.emplace(key, t.instance);
+          if (!inserted && it->second != t.instance) {
+            violation("fencing: epoch " + std::to_string(fx.epoch) + " of " + fx.resource + " issued twice");
+          }
         }
         ++terms_won_[fx.resource];
         // A new term's first act is a guarded side effect.
@@ -361,6 +365,7 @@ void World::guarded_effects(Tab& t) {
   for (const auto& res : resources_) {
     ResourceView v = t.node->view(res);
     if (v.role != Role::leader) continue;
+    if (v.degraded != Degraded::none) continue;  // fenced() refuses: the epoch may repeat
     bool accepted = !opt_.fence || receiver_.admit(res, v.epoch) == FenceVerdict::accepted;
     if (!accepted) {
       ++report_.effects_rejected;
