@@ -43,9 +43,10 @@ await build({ ...common, entryPoints: [path.join(here, 'src', 'index.js')], outf
 await build({ ...common, entryPoints: [path.join(here, 'src', 'talk.js')], outfile: path.join(dist, 'talk.js'), plugins: [fromIndex] });
 await build({ ...common, entryPoints: [path.join(here, 'src', 'testing', 'index.js')], outfile: path.join(dist, 'testing.js') });
 await build({ ...common, entryPoints: [path.join(here, 'src', 'server.js')], outfile: path.join(dist, 'server.js') });
+await build({ ...common, entryPoints: [path.join(here, 'src', 'fenced-idb.js')], outfile: path.join(dist, 'fenced-idb.js') });
 
 const size = (file) => {
   const bytes = readFileSync(file);
   return `${(bytes.length / 1024).toFixed(1)} KiB raw, ${(gzipSync(bytes, { level: 9 }).length / 1024).toFixed(1)} KiB gzip`;
 };
-for (const name of ['index.js', 'talk.js', 'testing.js', 'server.js']) console.log(`dist/${name}: ${size(path.join(dist, name))}`);
+for (const name of ['index.js', 'talk.js', 'testing.js', 'server.js', 'fenced-idb.js']) console.log(`dist/${name}: ${size(path.join(dist, name))}`);

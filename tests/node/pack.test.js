@@ -60,7 +60,7 @@ test('npm pack -> install into an empty project -> import and run in Node', { ti
   try {
     const [packed] = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', scratch], pkgDir));
     const files = packed.files.map((f) => f.path).sort();
-    assert.deepEqual(files, ['README.md', 'dist/index.js', 'dist/server.js', 'dist/talk.js', 'dist/testing.js', 'index.d.ts', 'package.json', 'server.d.ts', 'testing.d.ts']);
+    assert.deepEqual(files, ['README.md', 'dist/fenced-idb.js', 'dist/index.js', 'dist/server.js', 'dist/talk.js', 'dist/testing.js', 'fenced-idb.d.ts', 'index.d.ts', 'package.json', 'server.d.ts', 'testing.d.ts']);
     const tarball = path.join(scratch, packed.filename);
 
     const project = path.join(scratch, 'project');
