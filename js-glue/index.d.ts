@@ -1,8 +1,10 @@
 /**
  * tab-baton: leader election for browser tabs, per named resource, with fencing tokens,
  * instant hand-over and frozen-leader recovery. The election logic is a C++ core compiled
- * to WebAssembly; the module loads it with top-level await, so every function below is
- * synchronous once `import` has completed.
+ * to WebAssembly. Importing is synchronous and cheap: the core loads on first use (or on
+ * {@link load}), everything that needs it waits meanwhile, and {@link ready} says when it
+ * is there. A failed load (a strict CSP, the wasm file not served) rejects `ready` and shows
+ * in `support().core` and `metrics().core`; it never throws at import.
  *
  * Four API styles, all first-class:
  * - {@link createBaton}: the resource-scoped orchestrator.
@@ -11,8 +13,35 @@
  * - {@link createLeaderElection}: compatible with broadcast-channel's `LeaderElector`.
  */
 
-/** Resolves once the WebAssembly core is loaded (already done when the module has loaded). Idempotent. */
-export function load(): Promise<void>;
+/** Options of {@link load}. */
+export interface LoadOptions {
+  /**
+   * Where `baton-core.wasm` is, when it is not served next to the script that imports
+   * tab-baton (bundlers that do not copy it): a URL, a fetch Response, the bytes, or a
+   * compiled module.
+   */
+  wasm?: string | URL | Response | ArrayBuffer | ArrayBufferView | WebAssembly.Module;
+}
+
+/**
+ * Starts loading the WebAssembly core (once; later calls return the same promise, and
+ * their options are ignored). `createBaton` and the other APIs start it themselves.
+ * @returns {@link ready}
+ */
+export function load(options?: LoadOptions): Promise<void>;
+
+/**
+ * Resolves once the core is loaded; rejects with an Error (`code` 'CORE_LOAD_FAILED') whose
+ * message names the fix: 'wasm-unsafe-eval' in the CSP's script-src, or where the wasm must be served.
+ */
+export const ready: Promise<void>;
+
+/** Whether the WebAssembly core is loaded. */
+export interface CoreStatus {
+  state: 'idle' | 'loading' | 'ready' | 'failed';
+  /** Why the load failed, naming the fix; null otherwise. */
+  error: string | null;
+}
 
 // ------------------------------------------------------------------- environment
 
@@ -24,17 +53,17 @@ export interface LockManagerLike {
   request(
     name: string,
     options: { mode?: 'exclusive' | 'shared'; ifAvailable?: boolean; steal?: boolean; signal?: AbortSignal },
-    callback: (lock: any) => any,
-  ): Promise<any>;
+    callback: (lock: { readonly name: string } | null) => unknown,
+  ): Promise<unknown>;
   query?(): Promise<{ held?: Array<{ name?: string }>; pending?: Array<{ name?: string }> }>;
 }
 
 /** The subset of a `BroadcastChannel` Baton uses. */
 export interface BroadcastChannelLike {
-  postMessage(message: any): void;
+  postMessage(message: unknown): void;
   close(): void;
-  addEventListener(type: 'message', listener: (event: any) => void): void;
-  removeEventListener(type: 'message', listener: (event: any) => void): void;
+  addEventListener(type: 'message', listener: (event: unknown) => void): void;
+  removeEventListener(type: 'message', listener: (event: unknown) => void): void;
 }
 
 /** The subset of `localStorage` Baton uses. */
@@ -45,8 +74,8 @@ export interface StorageLike {
 
 /** An event target (document, window, worker scope). */
 export interface EventTargetLike {
-  addEventListener(type: string, listener: (event: any) => void): void;
-  removeEventListener(type: string, listener: (event: any) => void): void;
+  addEventListener(type: string, listener: (event: unknown) => void): void;
+  removeEventListener(type: string, listener: (event: unknown) => void): void;
 }
 
 /**
@@ -60,18 +89,19 @@ export interface BatonEnv {
   navigator?: { locks?: LockManagerLike; onLine?: boolean };
   BroadcastChannel?: (new (name: string) => BroadcastChannelLike) | null;
   localStorage?: StorageLike | null;
-  indexedDB?: { open(name: string, version?: number): any } | null;
+  /** An IndexedDB factory (`indexedDB`, or `createIndexedDB()` of tab-baton/testing). */
+  indexedDB?: { open(name: string, version?: number): unknown } | null;
   /** For `visibilitychange`, `freeze`, `resume`. */
   document?: (EventTargetLike & { visibilityState?: string }) | null;
   /** The global scope's listeners, for `pagehide`, `pageshow`, `online`, `offline`. */
-  addEventListener?(type: string, listener: (event: any) => void): void;
-  removeEventListener?(type: string, listener: (event: any) => void): void;
+  addEventListener?(type: string, listener: (event: unknown) => void): void;
+  removeEventListener?(type: string, listener: (event: unknown) => void): void;
   /** Wall-clock milliseconds (compared across tabs). Default `Date.now()`. */
   now?(): number;
   /** When this page started (ranking's age bonus). Default `performance.timeOrigin`, or now. */
   startMs?: number;
-  setTimeout?(callback: () => void, ms: number): any;
-  clearTimeout?(id: any): void;
+  setTimeout?(callback: () => void, ms: number): unknown;
+  clearTimeout?(id: unknown): void;
 }
 
 // ------------------------------------------------------------------- orchestrator
@@ -248,6 +278,10 @@ export interface GlueCounters {
   staleGrants: number;
   locksLost: number;
   lockErrors: number;
+  /** Steals not made because the lock was held by code that is not Baton (a compatibility API's lock name). */
+  foreignHolderWaits: number;
+  /** Malformed messages dropped on the side channel of `createLeaderElection`. */
+  droppedSideMessages: number;
   epochAllocations: number;
   epochsNotDurable: number;
   storageErrors: number;
@@ -265,6 +299,8 @@ export interface BatonMetrics extends CoreMetrics {
   degraded: boolean;
   /** Bumped on each bfcache restore. */
   generation: number;
+  /** The WebAssembly core's load; the core's counters are absent until it is 'ready'. */
+  core: CoreStatus;
   glue: GlueCounters;
   /** Requests and leader state, per resource this Baton talked about. */
   talk: Record<string, TalkMetrics>;
@@ -332,9 +368,13 @@ export interface BatonSupport {
   localStorage: boolean;
   /** The authority chosen at creation. */
   authority: Authority;
+  /** Why that authority, in words (e.g. 'navigator.locks is available'). */
+  reason: string;
   /** The authority in use now. */
   mode: Authority;
   degraded: boolean;
+  /** The WebAssembly core's load: until 'ready', no tab of this Baton can lead. */
+  core: CoreStatus;
 }
 
 /** This tab's participant in the elections of one namespace. */
@@ -463,21 +503,35 @@ declare global {
   var __baton: BatonTestHooks | undefined;
 }
 
-/** Rejection of a guarded effect from a stale (or no) term. */
-export interface StaleOwnerError extends Error {
-  code: 'STALE_OWNER';
-  resource: string;
+/**
+ * Rejection of a guarded effect from a stale (or no) term: `handle.fenced()` rejects with
+ * it, `Fence.check()` throws it. Catch it with `instanceof StaleOwnerError` or by `code`.
+ */
+export class StaleOwnerError extends Error {
+  private constructor();
+  readonly name: 'StaleOwnerError';
+  readonly code: 'STALE_OWNER';
+  readonly resource: string;
   /** The stale term's epoch; null when this tab held no term. */
-  epoch: number | null;
-  highest: number;
+  readonly epoch: number | null;
+  readonly highest: number;
 }
 
-/** The abort reason of a leader's signal. */
-export interface DeposedError extends Error {
-  code: 'DEPOSED';
-  resource: string;
-  epoch: number;
-  reason: string;
+/**
+ * The abort reason of a leader's `signal` when its term ends. Where the platform has
+ * `DOMException` (browsers, workers, Node) it is one, named 'AbortError' (so
+ * `signal.reason instanceof DOMException` holds); its `code` is 'DEPOSED' rather than
+ * DOMException's legacy number.
+ */
+export class DeposedError extends Error {
+  private constructor();
+  readonly name: 'AbortError';
+  readonly code: 'DEPOSED';
+  readonly resource: string;
+  /** The term that ended. */
+  readonly epoch: number;
+  /** Why it ended: the core's reason ('lock-lost', 'frozen', 'abdicate', ...), or 'released' / 'dispose'. */
+  readonly reason: string;
 }
 
 /**
@@ -497,7 +551,7 @@ export class Fence {
 // ------------------------------------------------------------------- awaforge
 
 export interface CreateOpts {
-  /** Required. The election's name (lock and channel). */
+  /** Required. The exact Web Lock name, as in awaforge; Baton's frames use the channel `baton/<channel>/v1`. */
   channel: string;
   /** Default: a UUID v4. */
   id?: string;
@@ -513,7 +567,9 @@ export interface CreateOpts {
 
 export interface Election {
   readonly id: string;
+  /** Called on each term this instance begins; registered while already leading, `fn` is also called at once. */
   onLeader(fn: () => void): () => void;
+  /** Called when a term of this instance ends (including `dispose()` while leading). */
   onFollower(fn: () => void): () => void;
   isLeader(): boolean;
   /** Null during the first election. */
@@ -543,7 +599,10 @@ export interface RequestLeadershipOptions {
   onFollower?(name: string): void;
 }
 
-/** `onLeader(name)` runs each time this tab becomes leader; the returned function gives leadership up for good. */
+/**
+ * `onLeader(name)` runs each time this tab becomes leader; the returned function gives
+ * leadership up for good. The Web Lock is `name` itself, as in the article.
+ */
 export function requestLeadership(
   name: string,
   onLeader: (name: string) => void,
@@ -563,6 +622,17 @@ export interface LeaderElectionOptions {
   id?: string;
 }
 
+/** What `onduplicate` receives. */
+export interface DuplicateLeaderEvent {
+  readonly type: 'duplicate';
+  /** Why: the reason this tab's term ended ('lock-lost', 'newer-epoch', 'conflict', 'lease-lost', 'stalled'), or 'told' when the other leader said so. */
+  readonly reason: string;
+  /** This tab's term that overlapped with another leader's. */
+  readonly epoch: number;
+  /** The other leader's tab id, when known. */
+  readonly other: string | null;
+}
+
 export interface LeaderElector<C = { readonly name: string }> {
   readonly broadcastChannel: C;
   readonly isLeader: boolean;
@@ -575,7 +645,11 @@ export interface LeaderElector<C = { readonly name: string }> {
   awaitLeadership(): Promise<void>;
   /** Idempotent. */
   die(): Promise<void>;
-  onduplicate: ((this: C, ev?: any) => any) | null;
+  /**
+   * Called in both leaders when two are seen, once per term on each side: in the one whose
+   * term ends because another leader showed up, and (told over a side channel) in the other.
+   */
+  onduplicate: ((this: C, event: DuplicateLeaderEvent) => unknown) | null;
 }
 
 /** `channel`: a BroadcastChannel (broadcast-channel's or the native one; only its name is used) or a name. */
@@ -588,6 +662,9 @@ export function createLeaderElection<C extends { readonly name: string } | strin
 export const __internal: {
   emvalHandles(): number;
   liveCores(): number;
+  coreSessions(): number;
+  heapBytes(): number;
+  metricsOf(api: object): BatonMetrics | undefined;
 };
 
 // ------------------------------------------------------------------- relay

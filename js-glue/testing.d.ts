@@ -1,6 +1,6 @@
 /**
- * `tab-baton/testing`: in-memory Web Locks, BroadcastChannel and localStorage,
- * so that many "tabs" can run in one Node process.
+ * `tab-baton/testing`: in-memory Web Locks, BroadcastChannel, localStorage and
+ * IndexedDB, so that many "tabs" can run in one Node process.
  *
  * The types are structural copies of the DOM ones, so they work with either
  * `lib.dom` or `@types/node` (for `AbortSignal`, `EventTarget`, `MessageEvent`);
@@ -74,13 +74,13 @@ export function createLockManager(): LockBroker;
 export interface FakeBroadcastChannel extends EventTarget {
   readonly name: string;
   /** Sends a structured clone to every other open channel of the same name; throws "InvalidStateError" after `close()`. */
-  postMessage(message: any): void;
+  postMessage(message: unknown): void;
   /** Stops sending and receiving; pending messages are dropped. Idempotent. */
   close(): void;
   /** Receives a `MessageEvent` whose `data` is the clone. */
-  onmessage: ((this: FakeBroadcastChannel, event: MessageEvent) => any) | null;
+  onmessage: ((this: FakeBroadcastChannel, event: MessageEvent) => unknown) | null;
   /** Never fires in the fake. */
-  onmessageerror: ((this: FakeBroadcastChannel, event: MessageEvent) => any) | null;
+  onmessageerror: ((this: FakeBroadcastChannel, event: MessageEvent) => unknown) | null;
 }
 
 export interface FakeBroadcastChannelConstructor {
@@ -140,6 +140,72 @@ export interface FakeStorage {
 
 export function createStorage(): FakeStorage;
 
+// ---------------------------------------------------------------- IndexedDB
+
+/**
+ * The part of `IDBFactory` tab-baton uses: `open(name, version)` with
+ * `onupgradeneeded`, object stores with out-of-line keys, `get`/`put` in
+ * transactions that run one at a time. No indexes, cursors, key ranges or quotas.
+ */
+export interface FakeIDBFactory {
+  open(name: string, version?: number): FakeIDBOpenRequest;
+}
+
+export interface FakeIDBRequest<T> {
+  readonly result: T;
+  readonly error: DOMException | null;
+  onsuccess: ((event: { target: FakeIDBRequest<T> }) => void) | null;
+  onerror: ((event: { target: FakeIDBRequest<T> }) => void) | null;
+}
+
+export interface FakeIDBOpenRequest extends FakeIDBRequest<FakeIDBDatabase> {
+  onupgradeneeded: ((event: { target: FakeIDBOpenRequest; oldVersion: number; newVersion: number }) => void) | null;
+  onblocked: (() => void) | null;
+}
+
+export interface FakeIDBDatabase {
+  readonly objectStoreNames: { contains(name: string): boolean; readonly length: number };
+  createObjectStore(name: string): object;
+  transaction(names: string | string[], mode: 'readonly' | 'readwrite'): FakeIDBTransaction;
+  close(): void;
+  onversionchange: (() => void) | null;
+}
+
+export interface FakeIDBTransaction {
+  objectStore(name: string): FakeIDBObjectStore;
+  abort(): void;
+  readonly error: DOMException | null;
+  oncomplete: ((event: { target: FakeIDBTransaction }) => void) | null;
+  onerror: ((event: { target: FakeIDBTransaction }) => void) | null;
+  onabort: ((event: { target: FakeIDBTransaction }) => void) | null;
+}
+
+export interface FakeIDBObjectStore {
+  get(key: string): FakeIDBRequest<unknown>;
+  put(value: unknown, key: string): FakeIDBRequest<string>;
+}
+
+export interface IndexedDBStats {
+  /** Transactions created. */
+  transactions: number;
+  committed: number;
+  /** Failed or aborted. */
+  failed: number;
+}
+
+/** One origin's IndexedDB, with test hooks. */
+export interface FakeIndexedDB {
+  /** Pass this as the `indexedDB` of the env option (a `FakeTab` of a browser made with `{indexedDB: true}` has it). */
+  readonly indexedDB: FakeIDBFactory;
+  /** While true, every request fails (an "UnknownError"), as a broken or full store would. */
+  fail(failing: boolean): void;
+  /** A structured clone of the value under `key` in `store` of database `name`, or undefined. */
+  peek(name: string, store: string, key: string): unknown;
+  stats(): IndexedDBStats;
+}
+
+export function createIndexedDB(): FakeIndexedDB;
+
 // ------------------------------------------------------------------ Browser
 
 /**
@@ -154,6 +220,8 @@ export interface FakeTab {
   readonly BroadcastChannel: FakeBroadcastChannelConstructor;
   /** The origin's storage, shared by all tabs. */
   readonly localStorage: FakeStorage;
+  /** The origin's IndexedDB, shared by all tabs; null unless the browser was made with `{indexedDB: true}`. */
+  readonly indexedDB: FakeIDBFactory | null;
   /**
    * Kills the tab like a renderer crash: its locks and queued requests vanish
    * without settling and its channels are disconnected. Code already running
@@ -168,8 +236,15 @@ export interface FakeBrowser {
   readonly BroadcastChannel: FakeBroadcastChannelConstructor;
   readonly hub: ChannelHub;
   readonly localStorage: FakeStorage;
+  /** The origin's IndexedDB and its test hooks, with `{indexedDB: true}`; else null. */
+  readonly indexedDB: FakeIndexedDB | null;
   /** Opens a tab; `id` must be unique among live tabs (default: a random UUID). */
   tab(id?: string): FakeTab;
 }
 
-export function createBrowser(options?: ChannelHubOptions): FakeBrowser;
+export interface BrowserOptions extends ChannelHubOptions {
+  /** Give the origin an in-memory IndexedDB, so that tabs can run the lease mode. Default false. */
+  indexedDB?: boolean;
+}
+
+export function createBrowser(options?: BrowserOptions): FakeBrowser;

@@ -17,8 +17,10 @@
  * @module tab-baton/baton
  */
 import { Runtime } from './runtime.js';
+import { coreStatus } from './core.js';
 import { Database } from './idb.js';
-import { chooseAuthority, namesFor, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
+import { authorityReason, chooseAuthority, isNodeWithoutEnv, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
+import { namesFor } from './names.js';
 import { watchLifecycle } from './lifecycle.js';
 import { installTestHooks } from './test-hooks.js';
 import { leaderState, loadTalk } from './talk-lazy.js';
@@ -26,7 +28,9 @@ import { deposed, disposedError, reportError, staleOwner } from './errors.js';
 import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_LOG_CAPACITY } from './constants.js';
 import {
   LIMITS,
+  NAMESPACE_BYTES,
   booleanOption,
+  checkString,
   envOption,
   functionOption,
   numberOption,
@@ -34,7 +38,6 @@ import {
   optionsObject,
   stringListOption,
   stringOption,
-  utf8Length,
 } from './options.js';
 
 const BATON_OPTIONS = [
@@ -66,9 +69,25 @@ const handles = new WeakMap();
  * @param {object} options see index.d.ts (`BatonOptions`)
  */
 export function createBaton(options) {
-  const where = 'createBaton';
+  return makeBaton('createBaton', options, null);
+}
+
+/**
+ * A Baton whose Web Locks are named by `lockName(resource)` instead of Baton's own names,
+ * for the compatibility APIs that document their lock name (so that tabs still running the
+ * original library and Baton tabs exclude each other). Baton's own lock name then marks
+ * that the holder is a Baton tab: only such a holder is ever stolen from (see WebLocks).
+ * @param {string} where the API's name, for option errors
+ * @param {object} options as for createBaton
+ * @param {(resource: string) => string} lockName
+ */
+export function createBatonWithLockName(where, options, lockName) {
+  return makeBaton(where, options, lockName);
+}
+
+function makeBaton(where, options, lockName) {
   const o = optionsObject(where, 'options', options, BATON_OPTIONS);
-  const namespace = stringOption(where, o, 'namespace', { required: true });
+  const namespace = stringOption(where, o, 'namespace', { required: true, maxBytes: NAMESPACE_BYTES });
   const protocolVersion = numberOption(where, o, 'protocolVersion', { fallback: 1, integer: true });
   const appVersion = stringOption(where, o, 'appVersion', { fallback: '0', maxBytes: LIMITS.versionBytes });
   const capabilities = stringListOption(where, o, 'capabilities', { maxItems: LIMITS.capabilities, maxBytes: LIMITS.capabilityBytes });
@@ -88,11 +107,14 @@ export function createBaton(options) {
   } catch (error) {
     throw new TypeError(`${where}: ${error.message}`);
   }
+  const reason = authorityReason(env, requested, authority);
+  if (isNodeWithoutEnv(env)) warnOnceInNode(`tab-baton: ${where}() in Node without env: ${authority} mode, ${reason}`);
   const baton = new Baton({
     config: { id, appVersion, capabilities, heartbeatMs, suspectMs, leaseMs, seed },
     env,
     authority,
-    names: namesFor(namespace, protocolVersion),
+    reason,
+    names: lockNames(namesFor(namespace, protocolVersion), lockName),
   });
   const api = Object.freeze({
     id,
@@ -115,6 +137,11 @@ export function createBaton(options) {
   return api;
 }
 
+/** Baton's names, with the lock renamed and Baton's own lock name kept as the holder's marker. */
+function lockNames(names, lockName) {
+  return lockName ? { ...names, lock: lockName, marker: names.lock } : { ...names, marker: null };
+}
+
 /** The internals behind a public Baton (for the compatibility layers). */
 export function batonOf(api) {
   return batons.get(api);
@@ -125,11 +152,20 @@ export function entryOf(handle) {
   return handles.get(handle);
 }
 
+let warnedInNode = false;
+/** Says once per process which mode Baton chose in Node, and why (support().reason says it too). */
+function warnOnceInNode(message) {
+  if (warnedInNode) return;
+  warnedInNode = true;
+  console.warn(message);
+}
+
 class Baton {
-  constructor({ config, env, authority, names }) {
+  constructor({ config, env, authority, reason, names }) {
     this.config = config;
     this.env = env;
     this.authority = authority;
+    this.reason = reason;
     this.names = names;
     this.counters = {
       droppedNotBinary: 0,
@@ -138,6 +174,8 @@ class Baton {
       staleGrants: 0,
       locksLost: 0,
       lockErrors: 0,
+      foreignHolderWaits: 0,
+      droppedSideMessages: 0,
       epochAllocations: 0,
       epochsNotDurable: 0,
       storageErrors: 0,
@@ -276,6 +314,7 @@ class Baton {
       mode: runtime.authority(),
       degraded: this.everDegraded || runtime.degraded(),
       generation: this.generation,
+      core: coreStatus(),
       glue: { ...this.counters },
       talk: Object.fromEntries([...(this.talks ?? [])].map(([resource, talk]) => [resource, talk.metrics()])),
     };
@@ -290,8 +329,10 @@ class Baton {
     return {
       ...supportOf(this.env),
       authority: this.authority,
+      reason: this.reason,
       mode: this.runtime.authority(),
       degraded: this.everDegraded || this.runtime.degraded(),
+      core: coreStatus(),
     };
   }
 
@@ -341,10 +382,7 @@ class Baton {
 
 /** Checks a resource name (the wire format's limit); returns it. */
 function resourceName(where, resource) {
-  if (typeof resource !== 'string' || resource === '' || utf8Length(resource) > LIMITS.resourceBytes) {
-    throw new TypeError(`${where}: "resource" must be a non-empty string of at most ${LIMITS.resourceBytes} bytes of UTF-8 (got ${typeof resource === 'string' ? JSON.stringify(resource.slice(0, 40)) : String(resource)})`);
-  }
-  return resource;
+  return checkString(where, 'resource', resource, LIMITS.resourceBytes);
 }
 
 /** The core's policy from the `eligible` and `preferVisible` options. */

@@ -1,7 +1,7 @@
 /**
  * `tab-baton/testing`: in-memory fakes of the browser primitives Baton uses
- * (Web Locks, BroadcastChannel, localStorage), so that many "tabs" can run in
- * one Node process.
+ * (Web Locks, BroadcastChannel, localStorage, IndexedDB), so that many "tabs" can
+ * run in one Node process.
  *
  * ```js
  * import { createBrowser } from 'tab-baton/testing';
@@ -19,19 +19,22 @@
 import { createLockManager } from './locks.js';
 import { createChannelHub } from './channel.js';
 import { createStorage } from './storage.js';
+import { createIndexedDB } from './indexeddb.js';
 
-export { createLockManager, createChannelHub, createStorage };
+export { createLockManager, createChannelHub, createStorage, createIndexedDB };
 
 /**
  * One simulated tab: the browser primitives as this tab sees them. The
- * `locks`, `BroadcastChannel` and `localStorage` members have the shape of
- * tab-baton's `env` option (there is no `indexedDB`).
+ * `locks`, `BroadcastChannel`, `localStorage` and `indexedDB` members have the
+ * shape of tab-baton's `env` option.
  * @typedef {object} FakeTab
  * @property {string} id The tab's client id (`clientId` in `locks.query()`).
  * @property {import('./locks.js').FakeLockManager} locks This tab's `navigator.locks`.
  * @property {ReturnType<typeof createChannelHub>["BroadcastChannel"]} BroadcastChannel This tab's `BroadcastChannel` class
  *   (a subclass of `hub.BroadcastChannel`).
  * @property {ReturnType<typeof createStorage>} localStorage The origin's storage, shared by all tabs.
+ * @property {ReturnType<typeof createIndexedDB>["indexedDB"] | null} indexedDB The origin's
+ *   IndexedDB, shared by all tabs; null unless the browser was made with `{indexedDB: true}`.
  * @property {() => void} crash Kills the tab as a renderer crash would: its locks
  *   and queued requests vanish without settling, its channels are disconnected
  *   (now and when created later). Code already running in the tab is not
@@ -40,14 +43,18 @@ export { createLockManager, createChannelHub, createStorage };
  */
 
 /**
- * Creates one simulated origin in one browser: a lock broker, a channel hub
- * and a localStorage, shared by the tabs made with `tab()`.
- * @param {import('./channel.js').ChannelHubOptions} [options] Passed to `createChannelHub`.
+ * Creates one simulated origin in one browser: a lock broker, a channel hub,
+ * a localStorage and (with `indexedDB: true`) an IndexedDB, shared by the tabs
+ * made with `tab()`.
+ * @param {import('./channel.js').ChannelHubOptions & {indexedDB?: boolean}} [options]
+ *   `indexedDB`: give the origin an in-memory IndexedDB (for the lease mode; default
+ *   false, as before); the rest is passed to `createChannelHub`.
  */
-export function createBrowser(options) {
+export function createBrowser({ indexedDB: withIndexedDB = false, ...hubOptions } = {}) {
   const locks = createLockManager();
-  const hub = createChannelHub(options);
+  const hub = createChannelHub(hubOptions);
   const localStorage = createStorage();
+  const database = withIndexedDB ? createIndexedDB() : null;
   const liveIds = new Set();
 
   /**
@@ -75,6 +82,7 @@ export function createBrowser(options) {
       locks: locks.client(id),
       BroadcastChannel,
       localStorage,
+      indexedDB: database ? database.indexedDB : null,
       crash() {
         if (crashed) return;
         crashed = true;
@@ -85,5 +93,5 @@ export function createBrowser(options) {
     };
   }
 
-  return { locks, BroadcastChannel: hub.BroadcastChannel, hub, localStorage, tab };
+  return { locks, BroadcastChannel: hub.BroadcastChannel, hub, localStorage, indexedDB: database, tab };
 }

@@ -1,8 +1,24 @@
-// A minimal in-memory IndexedDB for the lease-mode tests: what tab-baton uses and no more
-// (open with upgrade, out-of-line keys, get/put in read-write transactions that run one at a
-// time, oncomplete/onerror/onabort). `fail(true)` makes every request fail, as a broken or
-// full store would. Shared by every "tab" given the same factory, as IndexedDB is per origin.
+/**
+ * In-memory IndexedDB for one simulated origin: what tab-baton's lease mode and epoch store
+ * use, and no more. Databases open with `onupgradeneeded`; object stores have out-of-line
+ * keys; `get`/`put` run in transactions, one transaction at a time (as overlapping
+ * read-write scopes do), each request answering in a later task; `oncomplete`, `onerror`,
+ * `onabort` and `abort()` behave as in browsers. Values are stored as structured clones.
+ *
+ * Not simulated: indexes, cursors, key ranges, `delete`/`clear`, versionchange between
+ * connections, quotas.
+ *
+ * Test hooks: `fail(true)` makes every request fail (a broken or full store) until
+ * `fail(false)`; `peek(database, store, key)` reads a stored value; `stats()` counts
+ * transactions.
+ *
+ * @module tab-baton/testing/indexeddb
+ */
 
+/**
+ * Creates an empty IndexedDB; hand `.indexedDB` to every tab of the origin (`createBrowser`
+ * does with `{indexedDB: true}`).
+ */
 export function createIndexedDB() {
   const databases = new Map(); // name -> {version, stores: Map<string, Map>}
   const waiting = []; // transactions not yet run, in creation order
@@ -10,6 +26,7 @@ export function createIndexedDB() {
   let failing = false;
   const stats = { transactions: 0, committed: 0, failed: 0 };
 
+  // Looked up at call time, so fake timers of a test framework also drive it.
   const later = (fn) => setTimeout(fn, 0);
 
   function request(source) {
