@@ -2,8 +2,11 @@
 // with Baton's Fence (seed 000, section 13): each command carries the sender's token; a
 // token older than the newest the worker has admitted for its resource gets STALE_OWNER.
 // The package is imported dynamically: `connect` must be listened for in the first task,
-// and tab-baton's entry awaits its core.
-const fence = import('/tab-baton/index.js').then(({ Fence }) => new Fence());
+// and the Fence needs the WebAssembly core loaded (load()).
+const fence = import('/tab-baton/index.js').then(async ({ Fence, load }) => {
+  await load();
+  return new Fence();
+});
 const done = [];
 
 self.onconnect = (connect) => {
