@@ -17,6 +17,7 @@
  * @module tab-baton/baton
  */
 import { Runtime } from './runtime.js';
+import { coreStatus } from './core.js';
 import { Database } from './idb.js';
 import { authorityReason, chooseAuthority, isNodeWithoutEnv, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
 import { namesFor } from './names.js';
@@ -313,6 +314,7 @@ class Baton {
       mode: runtime.authority(),
       degraded: this.everDegraded || runtime.degraded(),
       generation: this.generation,
+      core: coreStatus(),
       glue: { ...this.counters },
       talk: Object.fromEntries([...(this.talks ?? [])].map(([resource, talk]) => [resource, talk.metrics()])),
     };
@@ -330,6 +332,7 @@ class Baton {
       reason: this.reason,
       mode: this.runtime.authority(),
       degraded: this.everDegraded || this.runtime.degraded(),
+      core: coreStatus(),
     };
   }
 
