@@ -8,7 +8,7 @@
 // reported, not this API's).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { __internal, leaderElection } from 'tab-baton';
+import { __internal, leaderElection, load } from 'tab-baton';
 import { createBrowser } from 'tab-baton/testing';
 
 /** A virtual clock: timers fire only when the test advances it. */
@@ -45,6 +45,7 @@ const settle = async () => {
 };
 
 async function takeoverAfterCrash({ heartbeatMs, takeoverMs }) {
+  await load(); // the core loads on first use, in real time: have it before time is virtual
   const clock = virtualClock();
   const browser = createBrowser();
   const tabs = ['a', 'b'].map((id) => browser.tab(id));
@@ -54,7 +55,7 @@ async function takeoverAfterCrash({ heartbeatMs, takeoverMs }) {
     while (!until()) {
       await settle();
       if (until()) break;
-      if (!clock.step(limit)) assert.fail(`nothing left to run before ${limit}`);
+      if (!clock.step(limit)) assert.fail(`nothing left to run before ${limit}: ${JSON.stringify(elections.map((e) => [e.isLeader(), e.leader()]))} at ${clock.now()}`);
     }
   };
   const start = clock.now();
