@@ -14,38 +14,13 @@
  */
 import createBatonCore from '../../build/wasm/baton-core.js';
 import { instantiate } from './wasm-loader.js';
+import { EFFECT_KIND_NAMES, EventKind, LOCK_MODE_NAMES, Lifecycle } from './constants.js';
 
 /** Record header (boundary.h kMagic, kVersion). */
 const MAGIC = 0xbb;
 const VERSION = 1;
 /** Query in boundary.h. */
 const QUERY = { presence: 1, metrics: 2, log: 3, fenceAdmit: 4, fenceHighest: 5, leaseDecide: 6 };
-/** EventKind in wasm/core/node.h. */
-const EVENT = {
-  tick: 0,
-  message: 1,
-  join: 2,
-  leave: 3,
-  lock_granted: 4,
-  lock_lost: 5,
-  lock_unavailable: 6,
-  epoch_allocated: 7,
-  lease_result: 8,
-  lease_failed: 9,
-  lifecycle: 10,
-  online: 11,
-  offline: 12,
-  session_changed: 13,
-  abdicate: 14,
-  force_election: 15,
-  dispose: 16,
-};
-/** EffectKind in node.h, by numeric value. */
-const EFFECTS = ['broadcast', 'lock-request', 'lock-release', 'allocate-epoch', 'lease-try', 'elected', 'deposed', 'leader-changed'];
-/** LockMode in node.h, by numeric value. */
-const LOCK_MODES = ['queue', 'if-available', 'steal'];
-/** Lifecycle in types.h. */
-export const LIFECYCLE = { active: 0, hidden: 1, frozen: 2, restored: 3, closing: 4 };
 /** Policy flags of a join (boundary.cc). */
 const ALLOW_HIDDEN = 1;
 const PREFER_VISIBLE = 2;
@@ -250,7 +225,7 @@ function readNames() {
   begin();
   answer(M.ask(0, length()));
   const table = () => rlist(r8(), rstr);
-  return { roles: table(), reasons: table(), lifecycles: table(), liveness: table(), authorities: table(), counters: table() };
+  return { roles: table(), reasons: table(), lifecycles: table(), liveness: table(), authorities: table(), degradations: table(), counters: table() };
 }
 
 const registry =
@@ -270,6 +245,8 @@ const registry =
  * @property {number} [floor] `allocate-epoch`: the new epoch must exceed this.
  * @property {number} [epoch] `elected`, `deposed`: the term.
  * @property {string} [reason] `elected`, `deposed`: why.
+ * @property {string} [degraded] `elected`, `deposed`: why the term's epoch may repeat an
+ *   earlier one ('none' when it cannot).
  *
  * @typedef {object} LeaseRecord The lease record kept in IndexedDB, one per resource.
  * @property {string} owner
@@ -308,7 +285,8 @@ export class Core {
     this.views = new Map();
     this.deadline = Infinity;
     this.authorityCode = config.authority ?? 0;
-    this.isDegraded = false;
+    /** Degraded in types.h: the latest storage failure (0: none). */
+    this.degradation = 0;
     liveCores += 1;
     registry?.register(this, this.handle, this);
   }
@@ -332,13 +310,13 @@ export class Core {
     answer(M.step(this.handle, length()));
     this.deadline = rf64();
     this.authorityCode = r8();
-    this.isDegraded = r8() === 1;
+    this.degradation = r8();
     const count = r16();
     const effects = count === 0 ? NO_EFFECTS : new Array(count);
     for (let i = 0; i < count; i += 1) {
       const kind = r8();
       /** @type {Effect} */
-      const effect = { kind: EFFECTS[kind], resource: rstr() };
+      const effect = { kind: EFFECT_KIND_NAMES[kind], resource: rstr() };
       switch (kind) {
         case 0: {
           const n = r16();
@@ -347,7 +325,7 @@ export class Core {
           break;
         }
         case 1:
-          effect.mode = LOCK_MODES[r8()];
+          effect.mode = LOCK_MODE_NAMES[r8()];
           break;
         case 3:
           effect.floor = rf64();
@@ -356,6 +334,7 @@ export class Core {
         case 6:
           effect.epoch = rf64();
           effect.reason = names.reasons[r8()];
+          effect.degraded = names.degradations[r8()];
           break;
         default:
           break;
@@ -376,7 +355,7 @@ export class Core {
         leader: rstr(),
         leaderEpoch: rf64(),
         leaderSince: rf64(),
-        eligible: r8() === 1,
+        degraded: names.degradations[r8()],
       });
     }
     return effects;
@@ -394,12 +373,12 @@ export class Core {
   // Events. Each returns the step's effects; a disposed core returns none.
 
   tick(now) {
-    return this.event(EVENT.tick, now) ? this.run() : NO_EFFECTS;
+    return this.event(EventKind.tick, now) ? this.run() : NO_EFFECTS;
   }
 
   /** @param {Uint8Array} frame a frame from the channel */
   message(now, frame) {
-    if (!this.event(EVENT.message, now)) return NO_EFFECTS;
+    if (!this.event(EventKind.message, now)) return NO_EFFECTS;
     bytes(frame);
     return this.run();
   }
@@ -409,7 +388,7 @@ export class Core {
    *   requiresNetwork: boolean, newestAppOnly: boolean}} policy
    */
   join(now, resource, policy) {
-    if (!this.event(EVENT.join, now)) return NO_EFFECTS;
+    if (!this.event(EventKind.join, now)) return NO_EFFECTS;
     str(resource);
     str(policy.requiredCapability ?? '');
     u8((policy.allowHidden ? ALLOW_HIDDEN : 0) | (policy.preferVisible ? PREFER_VISIBLE : 0)
@@ -419,13 +398,13 @@ export class Core {
 
   /** @param {'leave'|'lock_granted'|'lock_lost'|'lock_unavailable'|'lease_failed'|'abdicate'|'force_election'} kind */
   resourceEvent(kind, now, resource) {
-    if (!this.event(EVENT[kind], now)) return NO_EFFECTS;
+    if (!this.event(EventKind[kind], now)) return NO_EFFECTS;
     str(resource);
     return this.run();
   }
 
   epochAllocated(now, resource, epoch, durable) {
-    if (!this.event(EVENT.epoch_allocated, now)) return NO_EFFECTS;
+    if (!this.event(EventKind.epoch_allocated, now)) return NO_EFFECTS;
     str(resource);
     f64(epoch);
     u8(durable ? 1 : 0);
@@ -434,22 +413,22 @@ export class Core {
 
   /** @param {LeaseRecord | null} record the record now in the store */
   leaseResult(now, resource, record) {
-    if (!this.event(EVENT.lease_result, now)) return NO_EFFECTS;
+    if (!this.event(EventKind.lease_result, now)) return NO_EFFECTS;
     str(resource);
     lease(record);
     return this.run();
   }
 
-  /** @param {keyof typeof LIFECYCLE} state */
+  /** @param {keyof typeof Lifecycle} state */
   lifecycle(now, state) {
-    if (!this.event(EVENT.lifecycle, now)) return NO_EFFECTS;
-    u8(LIFECYCLE[state]);
+    if (!this.event(EventKind.lifecycle, now)) return NO_EFFECTS;
+    u8(Lifecycle[state]);
     return this.run();
   }
 
   /** @param {'tick'|'online'|'offline'|'session_changed'|'dispose'} kind */
   plainEvent(kind, now) {
-    return this.event(EVENT[kind], now) ? this.run() : NO_EFFECTS;
+    return this.event(EventKind[kind], now) ? this.run() : NO_EFFECTS;
   }
 
   /** @returns {number} when the next `tick` is due (Infinity: none). */
@@ -483,7 +462,7 @@ export class Core {
 
   view(resource) {
     if (!this.handle) return null;
-    return this.views.get(resource) ?? { role: 'follower', reason: 'none', epoch: 0, leader: '', leaderEpoch: 0, leaderSince: 0, eligible: false };
+    return this.views.get(resource) ?? { role: 'follower', reason: 'none', epoch: 0, leader: '', leaderEpoch: 0, leaderSince: 0, degraded: 'none' };
   }
 
   presence(now) {
@@ -535,7 +514,12 @@ export class Core {
   }
 
   degraded() {
-    return this.isDegraded;
+    return this.degradation !== 0;
+  }
+
+  /** @returns {string} the latest storage failure's kind ('none', 'not-durable', ...: types.cc). */
+  degradationKind() {
+    return names.degradations[this.degradation];
   }
 
   /** @returns {boolean} true when `epoch` is at least the highest seen for `resource` (then it becomes the highest). */

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createBaton } from 'tab-baton';
 import { openTabs, sleep, waitFor } from './helpers/tabs.js';
-import { encodeFrame, hostileFrames } from '../browser/pages/forge.js';
+import { PENDING_KINDS as PENDING, encodeFrame, hostileFrames, kindOf } from '../browser/pages/forge.js';
 
 const RESOURCE = 'ws';
 // Long enough that a loaded machine's late timers do not read as a stalled leader (its
@@ -67,18 +67,6 @@ async function assertPresenceHonest(g, label) {
 }
 
 const metricsOf = (g) => g.batons.map((b) => b.metrics());
-
-/**
- * Kinds the core does not withstand yet (issue 9): run and reported as todo, not hidden.
- * A forged presence with appVersion '999' makes the leader step down ('app-version') and
- * no real tab may lead while it is seen; presence frames with the real ids at generation
- * 2^32-1 make every later frame of the real tabs stale, so followers lose the leader.
- */
-const PENDING = {
-  'appVersion 999': 'the core trusts any live candidate\'s app version (newestAppOnly): bound per sender pending in the core',
-  'presence of <tab> at generation 2^32-1': 'the core keeps the highest generation a frame claims: bound per sender pending in the core',
-};
-const kindOf = (label) => label.replace(/presence of \S+/, 'presence of <tab>');
 
 describe('hostile frames against a healthy Web Locks leader', () => {
   const labels = hostileFrames({ resource: RESOURCE, leader: 'x', epoch: 1, ids: ['x', 'y', 'z'] }).map(([label]) => label);
