@@ -140,11 +140,37 @@ export interface FakeStorage {
 
 export function createStorage(): FakeStorage;
 
+// ---------------------------------------------------------------- IndexedDB
+
+/**
+ * Failures `FakeIndexedDB.fail()` injects: every request fails (`'error'`), `open()` and
+ * `transaction()` throw (`'throw'`), transactions abort (`'abort'`), `open()` fails with a
+ * `VersionError` (`'version'`), nothing answers (`'hang'`), `open()` is blocked by an older
+ * connection (`'blocked'`), commits drop their writes (`'lost-write'`), `get` answers the
+ * value before the latest write (`'stale-read'`).
+ */
+export type IndexedDBFailure = 'error' | 'throw' | 'abort' | 'version' | 'hang' | 'blocked' | 'lost-write' | 'stale-read';
+
+/** An in-memory IndexedDB for one origin: open with upgrade, get/put in serialised transactions. */
+export interface FakeIndexedDB {
+  /** Pass as `indexedDB` in an `env`. */
+  readonly indexedDB: { open(name: string, version?: number): unknown };
+  /** Injects a failure until `fail(false)` (`true`: `'error'`); hung and blocked operations then resume. */
+  fail(failure: boolean | IndexedDBFailure): void;
+  /** Deletes every database, as clearing the site's data does. */
+  clear(): void;
+  /** A copy of the value under `key` in `store` of database `name`. */
+  peek(name: string, store: string, key: string): unknown;
+  stats(): { opens: number; transactions: number; committed: number; failed: number };
+}
+
+export function createIndexedDB(): FakeIndexedDB;
+
 // ------------------------------------------------------------------ Browser
 
 /**
- * One simulated tab. `locks`, `BroadcastChannel` and `localStorage` have the
- * shape of tab-baton's `env` option.
+ * One simulated tab. `locks`, `BroadcastChannel`, `localStorage` and
+ * `indexedDB` have the shape of tab-baton's `env` option.
  */
 export interface FakeTab {
   /** The tab's client id, as in `locks.query()`. */
@@ -154,6 +180,8 @@ export interface FakeTab {
   readonly BroadcastChannel: FakeBroadcastChannelConstructor;
   /** The origin's storage, shared by all tabs. */
   readonly localStorage: FakeStorage;
+  /** The origin's IndexedDB, shared by all tabs (its failure switch is `FakeBrowser.idb`). */
+  readonly indexedDB: FakeIndexedDB['indexedDB'];
   /**
    * Kills the tab like a renderer crash: its locks and queued requests vanish
    * without settling and its channels are disconnected. Code already running
@@ -168,6 +196,7 @@ export interface FakeBrowser {
   readonly BroadcastChannel: FakeBroadcastChannelConstructor;
   readonly hub: ChannelHub;
   readonly localStorage: FakeStorage;
+  readonly idb: FakeIndexedDB;
   /** Opens a tab; `id` must be unique among live tabs (default: a random UUID). */
   tab(id?: string): FakeTab;
 }

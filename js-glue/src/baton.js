@@ -10,11 +10,13 @@
  * @module tab-baton/baton
  */
 import { Runtime } from './runtime.js';
-import { Database } from './idb.js';
+import { Database, storageTimeoutMs } from './idb.js';
+import { EpochStore } from './epoch-store.js';
+import { StorageHealth } from './storage-health.js';
 import { chooseAuthority, namesFor, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
 import { watchLifecycle } from './lifecycle.js';
 import { installTestHooks } from './test-hooks.js';
-import { deposed, disposedError, reportError, staleOwner } from './errors.js';
+import { deposed, disposedError, epochNotDurable, reportError, staleOwner } from './errors.js';
 import {
   LIMITS,
   booleanOption,
@@ -137,10 +139,9 @@ class Baton {
     this.generation = 1;
     this.disposed = false;
     this.suspended = false;
-    this.everDegraded = false;
     this.history = [];
     this.hooks = null;
-    this.database = env.indexedDB ? new Database(env.indexedDB, names.database) : null;
+    this.storage = this.openStorage();
     this.lifecycleState = 'active';
     this.watch = watchLifecycle(env, {
       lifecycle: (state) => this.onLifecycle(state),
@@ -152,6 +153,28 @@ class Baton {
     this.runtime = this.startRuntime();
   }
 
+  /** The database, the epoch counter and their health, shared by every generation. */
+  openStorage() {
+    const { env, names, config, counters } = this;
+    const database = env.indexedDB
+      ? new Database({ indexedDB: env.indexedDB, name: names.database, timeoutMs: storageTimeoutMs(config.suspectMs), setTimeout: env.setTimeout, clearTimeout: env.clearTimeout })
+      : null;
+    const health = new StorageHealth(database !== null);
+    const epochs = new EpochStore({ localStorage: env.localStorage, database, key: names.epochKey, health, counters });
+    return { database, health, epochs };
+  }
+
+  /** Why epochs may repeat now, or null: a fallen-back authority or untrusted storage. */
+  degradedReason() {
+    if (this.runtime.authority() !== this.authority) return `${this.authority}-fallback`;
+    const { health } = this.storage;
+    if (health.failure) return health.failure;
+    for (const entry of this.entries.values()) {
+      if (entry.token && !health.isDurable(entry.resource, entry.token.epoch)) return 'epoch-not-durable';
+    }
+    return null;
+  }
+
   startRuntime() {
     const runtime = new Runtime({
       config: this.config,
@@ -159,7 +182,7 @@ class Baton {
       authority: this.authority,
       env: this.env,
       names: this.names,
-      database: this.database,
+      storage: this.storage,
       counters: this.counters,
       notify: (effect) => this.entries.get(effect.resource)?.onEffect(effect),
       lifecycle: this.lifecycleState,
@@ -195,7 +218,6 @@ class Baton {
   retireRuntime() {
     const old = this.runtime;
     old.dispose();
-    if (old.degraded()) this.everDegraded = true;
     this.history.push(...old.log().map((t) => ({ ...t, generation: old.generation })));
     if (this.history.length > LOG_HISTORY) this.history.splice(0, this.history.length - LOG_HISTORY);
   }
@@ -243,7 +265,8 @@ class Baton {
     return {
       ...runtime.metrics(),
       mode: runtime.authority(),
-      degraded: this.everDegraded || runtime.degraded(),
+      degraded: this.degradedReason() !== null,
+      degradedReason: this.degradedReason(),
       generation: this.generation,
       glue: { ...this.counters },
     };
@@ -259,7 +282,8 @@ class Baton {
       ...supportOf(this.env),
       authority: this.authority,
       mode: this.runtime.authority(),
-      degraded: this.everDegraded || this.runtime.degraded(),
+      degraded: this.degradedReason() !== null,
+      degradedReason: this.degradedReason(),
     };
   }
 
@@ -271,7 +295,7 @@ class Baton {
     this.hooks?.remove();
     if (!this.suspended) this.retireRuntime();
     this.disposed = true;
-    const database = this.database;
+    const { database } = this.storage;
     if (database) this.runtime.retired.then(() => database.close());
   }
 }
@@ -411,6 +435,11 @@ class Entry {
     if (!token) return Promise.reject(staleOwner(this.resource, null, runtime.fenceHighest(this.resource)));
     if (!runtime.fenceAdmit(this.resource, token.epoch)) {
       return Promise.reject(staleOwner(this.resource, token.epoch, runtime.fenceHighest(this.resource)));
+    }
+    // An epoch that was not committed durably may repeat: no effect runs under it.
+    const { health } = this.baton.storage;
+    if (!health.isDurable(this.resource, token.epoch)) {
+      return Promise.reject(epochNotDurable(this.resource, token.epoch, this.baton.degradedReason() ?? 'epoch-not-durable'));
     }
     const { signal } = this.controller;
     return new Promise((resolve) => resolve(fn(token, signal)));

@@ -21,6 +21,19 @@ export function staleOwner(resource, epoch, highest) {
 }
 
 /**
+ * A guarded effect refused because its term's epoch was not committed durably, so a later
+ * term might repeat it: `code` 'EPOCH_NOT_DURABLE', `reason` why storage is not trusted
+ * (as in `metrics().degradedReason`).
+ */
+export function epochNotDurable(resource, epoch, reason) {
+  const error = new Error(
+    `EPOCH_NOT_DURABLE: epoch ${epoch} of "${resource}" was not stored durably (${reason}); the effect did not run`,
+  );
+  error.name = 'EpochNotDurableError';
+  return Object.assign(error, { code: 'EPOCH_NOT_DURABLE', resource, epoch, reason });
+}
+
+/**
  * The abort reason of a leader's signal when its term ends: `code` 'DEPOSED', `reason` why
  * (the core's reason, e.g. 'lock-lost', 'frozen', 'abdicate', or 'released' / 'dispose').
  */

@@ -276,8 +276,8 @@ describe('election (Web Locks authority)', () => {
     assert.deepEqual(batons[leader].log().map((t) => `${t.from}->${t.to}:${t.reason}`).slice(0, 2),
       ['follower->candidate:lock-granted', 'candidate->leader:epoch-ready']);
     assert.deepEqual(batons[0].support(), {
-      webLocks: true, broadcastChannel: true, indexedDB: false, localStorage: true,
-      authority: 'web-locks', mode: 'web-locks', degraded: false,
+      webLocks: true, broadcastChannel: true, indexedDB: true, localStorage: true,
+      authority: 'web-locks', mode: 'web-locks', degraded: false, degradedReason: null,
     });
 
     const hooks = globalThis.__baton;
@@ -320,7 +320,7 @@ describe('election (Web Locks authority)', () => {
   });
 
   test('every core is freed after dispose', async () => {
-    await sleep(20);
-    assert.equal(__internal.liveCores(), 0);
+    // A core lives until its last storage operation has answered.
+    await waitFor(() => __internal.liveCores() === 0, { what: 'every core freed' });
   });
 });

@@ -51,6 +51,8 @@ describe('IndexedDB lease authority', () => {
     await waitFor(() => leaderIndexes(handles).length === 1);
     const [first] = leaderIndexes(handles);
     const epoch1 = handles[first].token().epoch;
+    // Settled: the others' first lease attempts have answered and they follow the leader.
+    await waitFor(() => handles.every((h, i) => i === first || (h.state() === 'follower' && h.leader()?.id === tabs[first].id)));
 
     let t0 = Date.now();
     batons[first].dispose();
@@ -154,7 +156,7 @@ describe('durable epoch counter', () => {
 
   test('neither works: degraded (max observed + 1), reported in metrics and support, not thrown', async () => {
     const browser = createBrowser();
-    const tab = openTab(browser, 'blocked');
+    const tab = openTab(browser, 'blocked', { indexedDB: null });
     browser.localStorage.fail('SecurityError');
     const baton = createBaton({ namespace: 'epochs-d', env: tab.env, ...FAST });
     open.push(baton);

@@ -1,7 +1,8 @@
 /**
  * `tab-baton/testing`: in-memory fakes of the browser primitives Baton uses
- * (Web Locks, BroadcastChannel, localStorage), so that many "tabs" can run in
- * one Node process.
+ * (Web Locks, BroadcastChannel, localStorage, IndexedDB), so that many "tabs"
+ * can run in one Node process. Storage failures can be injected
+ * (`localStorage.fail()`, `idb.fail()`).
  *
  * ```js
  * import { createBrowser } from 'tab-baton/testing';
@@ -18,20 +19,21 @@
 
 import { createLockManager } from './locks.js';
 import { createChannelHub } from './channel.js';
-import { createStorage } from './storage.js';
+import { createIndexedDB, createStorage } from './storage.js';
 
-export { createLockManager, createChannelHub, createStorage };
+export { createLockManager, createChannelHub, createStorage, createIndexedDB };
 
 /**
  * One simulated tab: the browser primitives as this tab sees them. The
- * `locks`, `BroadcastChannel` and `localStorage` members have the shape of
- * tab-baton's `env` option (there is no `indexedDB`).
+ * `locks`, `BroadcastChannel`, `localStorage` and `indexedDB` members have the
+ * shape of tab-baton's `env` option.
  * @typedef {object} FakeTab
  * @property {string} id The tab's client id (`clientId` in `locks.query()`).
  * @property {import('./locks.js').FakeLockManager} locks This tab's `navigator.locks`.
  * @property {ReturnType<typeof createChannelHub>["BroadcastChannel"]} BroadcastChannel This tab's `BroadcastChannel` class
  *   (a subclass of `hub.BroadcastChannel`).
  * @property {ReturnType<typeof createStorage>} localStorage The origin's storage, shared by all tabs.
+ * @property {ReturnType<typeof createIndexedDB>["indexedDB"]} indexedDB The origin's IndexedDB, shared by all tabs.
  * @property {() => void} crash Kills the tab as a renderer crash would: its locks
  *   and queued requests vanish without settling, its channels are disconnected
  *   (now and when created later). Code already running in the tab is not
@@ -40,14 +42,16 @@ export { createLockManager, createChannelHub, createStorage };
  */
 
 /**
- * Creates one simulated origin in one browser: a lock broker, a channel hub
- * and a localStorage, shared by the tabs made with `tab()`.
+ * Creates one simulated origin in one browser: a lock broker, a channel hub,
+ * a localStorage and an IndexedDB (`idb`, with its failure switch), shared by
+ * the tabs made with `tab()`.
  * @param {import('./channel.js').ChannelHubOptions} [options] Passed to `createChannelHub`.
  */
 export function createBrowser(options) {
   const locks = createLockManager();
   const hub = createChannelHub(options);
   const localStorage = createStorage();
+  const idb = createIndexedDB();
   const liveIds = new Set();
 
   /**
@@ -75,6 +79,7 @@ export function createBrowser(options) {
       locks: locks.client(id),
       BroadcastChannel,
       localStorage,
+      indexedDB: idb.indexedDB,
       crash() {
         if (crashed) return;
         crashed = true;
@@ -85,5 +90,5 @@ export function createBrowser(options) {
     };
   }
 
-  return { locks, BroadcastChannel: hub.BroadcastChannel, hub, localStorage, tab };
+  return { locks, BroadcastChannel: hub.BroadcastChannel, hub, localStorage, idb, tab };
 }
