@@ -33,11 +33,18 @@ const common = {
   logLevel: 'warning',
 };
 
-await build({ ...common, entryPoints: [path.join(here, 'src', 'index.js')], outfile: path.join(dist, 'index.js') });
+// Requests and leader state (talk.js) are their own file, imported by index.js on first use
+// only, so an app that never talks to its leader never loads them. The error classes it
+// throws are index.js's own (one class for `instanceof`); the small helpers it shares with
+// index.js are copied into it.
+const talkFile = { name: 'talk-file', setup: (b) => b.onResolve({ filter: /^\.\/talk\.js$/ }, () => ({ path: './talk.js', external: true })) };
+const fromIndex = { name: 'from-index', setup: (b) => b.onResolve({ filter: /^\.\/requests-errors\.js$/ }, () => ({ path: './index.js', external: true })) };
+await build({ ...common, entryPoints: [path.join(here, 'src', 'index.js')], outfile: path.join(dist, 'index.js'), plugins: [talkFile] });
+await build({ ...common, entryPoints: [path.join(here, 'src', 'talk.js')], outfile: path.join(dist, 'talk.js'), plugins: [fromIndex] });
 await build({ ...common, entryPoints: [path.join(here, 'src', 'testing', 'index.js')], outfile: path.join(dist, 'testing.js') });
 
 const size = (file) => {
   const bytes = readFileSync(file);
   return `${(bytes.length / 1024).toFixed(1)} KiB raw, ${(gzipSync(bytes, { level: 9 }).length / 1024).toFixed(1)} KiB gzip`;
 };
-for (const name of ['index.js', 'testing.js']) console.log(`dist/${name}: ${size(path.join(dist, name))}`);
+for (const name of ['index.js', 'talk.js', 'testing.js']) console.log(`dist/${name}: ${size(path.join(dist, name))}`);

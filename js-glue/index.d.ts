@@ -150,6 +150,26 @@ export interface LeadOptions {
   preferVisible?: boolean;
   /** Leader work, started on each term; `signal` aborts when the term ends (reason: a {@link DeposedError}). */
   run?(token: Token, signal: AbortSignal): unknown;
+  /**
+   * Answers `baton.request(resource, ...)` from any tab while this tab leads. Its return
+   * value (or a promise of it; structured-clone data, at most 64 KiB) is the answer; what it
+   * throws reaches the caller as a {@link RemoteError}. Delivery is at least once: a request
+   * in flight during a hand-over is served again by the next leader with the same
+   * `from.requestId`, so key effects on it (or fence them) to make them effectively once.
+   * `signal` aborts when this term ends.
+   */
+  serve?(message: unknown, from: RequestFrom, token: Token, signal: AbortSignal): unknown;
+  /**
+   * A filter run before `serve`: a falsy result (or a promise of one) refuses the request
+   * (the caller gets a {@link RequestError} with `code` 'REFUSED'; `serve` is not called).
+   */
+  accept?(message: unknown, from: RequestFrom): unknown;
+}
+
+/** Who asks: the asking tab's Baton id, and the request's id (the same on every re-send). */
+export interface RequestFrom {
+  readonly tab: string;
+  readonly requestId: string;
 }
 
 /** This tab's participation in one resource's election. */
@@ -169,6 +189,12 @@ export interface LeadHandle {
    * {@link EpochNotDurableError} (`code` 'EPOCH_NOT_DURABLE') without running it.
    */
   fenced<T>(fn: (token: Token, signal: AbortSignal) => T | PromiseLike<T>): Promise<T>;
+  /**
+   * Publishes `value` (structured-clone data, at most 64 KiB) as the state of this tab's
+   * current term, to every tab's {@link Baton.leaderState}. Rejects with a
+   * {@link StaleOwnerError} when this tab does not lead.
+   */
+  setState(value: unknown): Promise<void>;
   /** Leaves the election for this resource for good. Idempotent. */
   release(): void;
 }
@@ -244,6 +270,52 @@ export interface BatonMetrics extends CoreMetrics {
   /** Bumped on each bfcache restore. */
   generation: number;
   glue: GlueCounters;
+  /** Requests and leader state, per resource this Baton talked about. */
+  talk: Record<string, TalkMetrics>;
+}
+
+/** Counters of one resource's requests and leader state in this tab. */
+export interface TalkMetrics {
+  droppedMalformed: number;
+  droppedForeignVersion: number;
+  droppedOversized: number;
+  postFailures: number;
+  listenerErrors: number;
+  /** Requests made, posts (first sends and re-sends), re-sends. */
+  requests: number;
+  sends: number;
+  resends: number;
+  answered: number;
+  /** Answers to requests already settled (a re-sent request served twice). */
+  duplicateAnswers: number;
+  /** Answers and acknowledgements from a term older than the newest seen: dropped. */
+  staleAnswers: number;
+  staleAcks: number;
+  timeouts: number;
+  noLeader: number;
+  /** Requests of this tab waiting now. */
+  pending: number;
+  /** States from a term older than the newest seen: dropped. */
+  staleStates: number;
+  /** The leader side, when this tab's lead handle serves or publishes. */
+  serve?: ServeMetrics;
+}
+
+export interface ServeMetrics {
+  served: number;
+  /** Re-sent requests answered from this term's cache of answers, without serving again. */
+  replayed: number;
+  /** Re-sent requests acknowledged again while being served. */
+  reacked: number;
+  refused: number;
+  failed: number;
+  /** Requests left unacknowledged because 256 were being served (the caller re-sends). */
+  busy: number;
+  /** Answers computed after their term ended: not sent (the next leader answers). */
+  lateAnswers: number;
+  /** Requests seen while this tab did not lead. */
+  notLeader: number;
+  serving: number;
 }
 
 /** One role change, for observability. */
@@ -291,8 +363,88 @@ export interface Baton {
   metrics(): BatonMetrics;
   log(): Transition[];
   support(): BatonSupport;
+  /**
+   * Asks the leader of `resource` (whichever tab serves it: see {@link LeadOptions.serve}).
+   * Waits, queued and re-sent, while no leader exists; rejects with a {@link NoLeaderError}
+   * when none acknowledged it within `timeoutMs`, a {@link RequestError} ('TIMEOUT',
+   * 'REFUSED', 'TOO_LARGE', 'TOO_MANY', 'DISPOSED') or a {@link RemoteError} (thrown by
+   * `serve`). This tab need not lead or join the resource.
+   */
+  request<T = unknown>(resource: string, message: unknown, options?: RequestOptions & { full?: false }): Promise<T>;
+  request<T = unknown>(resource: string, message: unknown, options: RequestOptions & { full: true }): Promise<RequestAnswer<T>>;
+  /** The latest state published by the leader of `resource` ({@link LeadHandle.setState}). */
+  leaderState<T = unknown>(resource: string): LeaderStateView<T>;
   /** Steps down everywhere, releases every lock, says goodbye. Idempotent. */
   dispose(): void;
+}
+
+export interface RequestOptions {
+  /** How long to wait for the answer, in ms, queued while no leader exists. Default 10000. */
+  timeoutMs?: number;
+  /** Aborting rejects the request with the signal's reason. */
+  signal?: AbortSignal;
+  /**
+   * The request id `serve` sees as `from.requestId` (at most 128 bytes): pass an id of your
+   * own (an offline operation's id, say) to dedupe across reloads. Default: unique per tab.
+   */
+  id?: string;
+  /** Resolve with {@link RequestAnswer} (the value and the term that served it). */
+  full?: boolean;
+}
+
+/** An answer with the term that served it. */
+export interface RequestAnswer<T = unknown> {
+  value: T;
+  resource: string;
+  /** The serving leader's tab id and epoch. */
+  leader: string;
+  epoch: number;
+  requestId: string;
+}
+
+export type RequestErrorCode = 'NO_LEADER' | 'TIMEOUT' | 'REFUSED' | 'TOO_LARGE' | 'TOO_MANY' | 'DISPOSED';
+
+/** A request that did not get its answer; `code` says why. */
+export class RequestError extends Error {
+  readonly code: RequestErrorCode;
+  readonly resource: string;
+  readonly requestId?: string;
+  /** Set when a leader answered with the error ('REFUSED', 'TOO_LARGE'). */
+  readonly leader?: string;
+  readonly epoch?: number;
+}
+
+/** No leader acknowledged the request within its `timeoutMs`. */
+export class NoLeaderError extends RequestError {
+  readonly code: 'NO_LEADER';
+}
+
+/** What the leader's `serve` threw: its `name`, `message` and (string) `code`, and the term. */
+export class RemoteError extends Error {
+  readonly code?: string;
+  readonly resource: string;
+  readonly leader: string;
+  readonly epoch: number;
+  readonly requestId: string;
+}
+
+/** The leader's state as this tab knows it. */
+export interface LeaderStateSnapshot<T = unknown> {
+  readonly value: T;
+  /** The term (epoch and leader tab id) that published `value`. */
+  readonly epoch: number;
+  readonly leader: string;
+  /** That term ended, or a newer one began and has not published yet. */
+  readonly stale: boolean;
+}
+
+export interface LeaderStateView<T = unknown> {
+  readonly resource: string;
+  /** The latest snapshot; null until one is known (a new tab asks the leader at once). */
+  get(): LeaderStateSnapshot<T> | null;
+  /** Called on every change; returns the unsubscribe. */
+  onChange(fn: (snapshot: LeaderStateSnapshot<T>) => void): () => void;
+  close(): void;
 }
 
 export function createBaton(options: BatonOptions): Baton;
@@ -513,9 +665,9 @@ export interface RelayOptions {
   /** Called in every tab after `logout()` or a session change in any tab: the stream was closed and the state cleared. */
   onReset?(info: { reason: 'logout' | 'session'; session: string | null }): void;
   /**
-   * A follower that hears nothing from the leader (no event, no source heartbeat) this long
-   * asks it to step down; the leader abdicates if its own source has been silent as long,
-   * else answers. Must exceed the source's heartbeat interval. Default 30000 ms.
+   * A leader whose source gave no event and no heartbeat for this long (by its own timer)
+   * abdicates, so that another tab tries. Must exceed the source's heartbeat interval.
+   * Default 30000 ms.
    */
   silenceMs?: number;
   /** Who may hold the stream (as {@link LeadOptions.eligible}). */
@@ -529,8 +681,19 @@ export interface RelayOptions {
   session?: string | null;
   /** Orders two ids (negative, zero, positive); default: ids are non-negative integers. */
   compare?(a: string | number, b: string | number): number;
-  /** Relayed string or binary data larger than this is dropped and counted. Default 262144. */
+  /**
+   * An event whose data is larger than this (estimated: strings by length, binary data by
+   * `byteLength`, 8 bytes per number, object, array entry or key) is dropped and counted.
+   * Default 262144.
+   */
   maxDataBytes?: number;
+  /**
+   * Each tab holds at most this many bytes (estimated as for `maxDataBytes`) of messages
+   * waiting for the election core to confirm their term or for a gap to be repaired, and
+   * the leader keeps at most this many bytes of delivered events to replay to a tab that
+   * missed some. At least `maxDataBytes`. Default 4194304 (4 MiB).
+   */
+  maxBufferBytes?: number;
 }
 
 export interface RelayStats {
@@ -540,31 +703,45 @@ export interface RelayStats {
   duplicatesDropped: number;
   /** Ids skipped between two delivered events (integer ids only); 0 when nothing was missed. */
   gapsSeen: number;
+  /** Times an event showed that events before it were missing here (its `prev` is past the last delivered id). */
+  gapsDetected: number;
+  /** Gaps filled by a replay from the leader. */
+  gapsRepaired: number;
+  /** Gaps that could not be filled within 3 s: the tab went on past them (see `gapsSeen`). */
+  gapsSkipped: number;
+  /** Events delivered here from a leader's replay. */
+  replayed: number;
+  /** Replays this tab asked the leader for. */
+  replayRequests: number;
+  /** Replays this tab sent as leader (from its buffer, or read again from its source). */
+  replaysServed: number;
+  /** Times this tab, as leader, reopened its source to replay events older than its buffer. */
+  refetches: number;
   /** Events this tab relayed as leader. */
   relayed: number;
-  /** Relays of a term older than the newest one seen (a thawed stale leader), dropped. */
+  /** Events of an older term (a thawed leader that was replaced), or from a tab that did not lead their term, dropped. */
   staleDropped: number;
-  /** Relays of an older term delivered anyway because they carried exactly the next id (integer ids only). */
+  /** Events of an older term delivered anyway because they came exactly next. */
   staleFilled: number;
-  /** Terms of this tab that turned out stale (a newer term was relayed) and were given up. */
-  staleTerms: number;
+  /** Two events of one term that follow the same event: someone posted under the leader's id; the tab stepped back to the fork. */
+  forks: number;
+  /** Messages posted under this tab's own id by another page. */
+  impersonations: number;
   droppedMalformed: number;
   droppedOversized: number;
   droppedForeignVersion: number;
   droppedForeignSession: number;
-  /** Messages claiming a term the election core never confirmed (forged), dropped after 2 s. */
+  /** Messages from a tab that the election core does not confirm as the leader of their term (forged), dropped. */
   droppedUnconfirmed: number;
+  /** Held messages dropped because `maxBufferBytes` was reached. */
+  droppedBufferFull: number;
   /** Events from the source without a usable id. */
   sourceMalformed: number;
   /** Events the source emitted after it was closed. */
   lateSourceEvents: number;
   sourceOpens: number;
   sourceErrors: number;
-  /** "Are you alive?" requests this tab sent as a follower. */
-  silenceRequests: number;
-  /** Requests this tab answered as a live leader. */
-  silenceAnswers: number;
-  /** Times this tab abdicated because its source was silent when asked. */
+  /** Times this tab abdicated because its source was silent for `silenceMs`. */
   silenceAbdications: number;
   postFailures: number;
   storageErrors: number;
@@ -574,16 +751,20 @@ export interface RelayStats {
   /** 'leader': this tab holds the stream; 'stopped': logged out; 'closed': `close()` was called. */
   state: 'leader' | 'follower' | 'stopped' | 'closed';
   session: string | null;
-  /** The last id delivered in this tab (the cursor), null before the first. */
+  /** The last id delivered in this tab, null before the first. */
   lastId: string | number | null;
-  /** The newest term seen on the relay. */
+  /** The newest term the election core confirmed. */
   epoch: number;
   /** The tab that relays now, as far as this tab knows, and where its stream started (null: from the head, or not heard). */
   leader: { id: string; epoch: number; after: string | number | null } | null;
   /** The lead handle's state ('released' while logged out). */
   leadership: LeadershipState;
-  /** Messages of a newer term waiting for the election core to confirm it. */
+  /** Messages held (term not confirmed yet, or behind a gap). */
   pending: number;
+  /** Their estimated size; at most `maxBufferBytes`. */
+  pendingBytes: number;
+  /** Estimated size of the delivered events kept for replays; at most `maxBufferBytes`. */
+  replayBufferBytes: number;
   /** The streams this tab opened as leader (the last 32): resumed after `after`. */
   opens: Array<{ after: string | number | null; epoch: number; at: number }>;
 }
@@ -593,7 +774,7 @@ export interface Relay {
   readonly resource: string;
   /** The lead handle of `resource` (null while logged out or closed); it changes on login. */
   readonly handle: LeadHandle | null;
-  /** The id to resume after: the last delivered in this tab, else the shared cursor, else null. */
+  /** The id to resume after: the last delivered in this tab, else the shared cursor (written by leaders only), else null. */
   cursor(): string | number | null;
   stats(): RelayStats;
   /** In every tab: closes the stream, clears the cursor and state, calls `onReset`; nothing runs until `login()`. */
@@ -605,10 +786,12 @@ export interface Relay {
 }
 
 /**
- * Shares one stream (SSE, WebSocket, ...) among the tabs: the leader of `options.resource`
- * opens the source from the shared cursor and relays each event with its id and its epoch on
- * `baton/<namespace>/relay/<resource>`; every tab delivers each event once, in order; the
- * next leader resumes right after the last relayed id.
+ * Shares one stream (SSE, WebSocket, ...) among the tabs of one protocol version: the leader
+ * of `options.resource` opens the source after the last id it delivered (else the shared
+ * cursor) and relays each event with its id, the id before it and its epoch on
+ * `baton/<namespace>/v<protocolVersion>/relay/<resource>`. Every tab delivers each event
+ * once, in order, and only from the tab the election core confirms as leader of the event's
+ * term; a tab that missed events gets them replayed by the leader.
  */
 export function createRelay(baton: Baton, options: RelayOptions): Relay;
 

@@ -137,6 +137,7 @@ class Core {
     o.set("leaderEpoch", static_cast<double>(v.leader_epoch));
     o.set("leaderSince", v.leader_since_ms);
     o.set("eligible", v.eligible);
+    o.set("degraded", std::string(to_string(v.degraded)));
     return o;
   }
   val presence(double now) const {

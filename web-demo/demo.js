@@ -7,7 +7,7 @@
 //   ns            namespace (default 'demo'): tabs of one namespace elect together
 //   id            this tab's id (default tab-xxxx)
 //   heartbeatMs, suspectMs, leaseMs   election timings
-//   silenceMs     relay: a follower that hears nothing this long asks the leader to step down
+//   silenceMs     relay: a leader whose stream says nothing this long steps down
 //   interval      SSE event interval, ms (default 1000)
 //   refreshMs     token refresh period (default 4000); prepareMs: time to "mint" one (300)
 //   authority     auto | web-locks | lease | broadcast (forced fallback)

@@ -7,6 +7,13 @@
  * released, goodbye said); when it comes back (`pageshow` persisted), a new Runtime with
  * the next generation re-joins every resource. Handles stay valid throughout.
  *
+ * App code (onChange listeners, `run`, the term's AbortSignal) never runs inside a browser
+ * handler Baton is serving (a lock grant, a message, a timer, `pagehide`): the state changes
+ * at once, and the callbacks are queued and run in a microtask, in order, once the handler's
+ * work (releasing the lock, saying goodbye) is done. Only the app's own `release()` and
+ * `dispose()` call back before they return: queued callbacks first, then the signal's abort
+ * and the 'released' change. Every public method may be called from every callback.
+ *
  * @module tab-baton/baton
  */
 import { Runtime } from './runtime.js';
@@ -16,7 +23,9 @@ import { StorageHealth } from './storage-health.js';
 import { chooseAuthority, namesFor, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
 import { watchLifecycle } from './lifecycle.js';
 import { installTestHooks } from './test-hooks.js';
+import { leaderState, loadTalk } from './talk-lazy.js';
 import { deposed, disposedError, epochNotDurable, reportError, staleOwner } from './errors.js';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_LOG_CAPACITY } from './constants.js';
 import {
   LIMITS,
   booleanOption,
@@ -44,10 +53,11 @@ const BATON_OPTIONS = [
   'testHooks',
   'seed',
 ];
-const LEAD_OPTIONS = ['eligible', 'preferVisible', 'run'];
+const LEAD_OPTIONS = ['eligible', 'preferVisible', 'run', 'serve', 'accept'];
+/** Lead options of requests: with either, the entry answers requests (talk.js, loaded then). */
+const TALK_OPTIONS = ['serve', 'accept'];
 const ELIGIBLE_OPTIONS = ['capability', 'hidden', 'network', 'newestAppOnly'];
 /** Transitions kept from earlier generations (bfcache restores). */
-const LOG_HISTORY = 128;
 
 /** Internal access for the compatibility layers: public objects -> their internals. */
 const batons = new WeakMap();
@@ -65,9 +75,9 @@ export function createBaton(options) {
   const appVersion = stringOption(where, o, 'appVersion', { fallback: '0', maxBytes: LIMITS.versionBytes });
   const capabilities = stringListOption(where, o, 'capabilities', { maxItems: LIMITS.capabilities, maxBytes: LIMITS.capabilityBytes });
   const id = stringOption(where, o, 'id', { maxBytes: LIMITS.idBytes }) ?? randomId();
-  const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: 1000, above: 0 });
+  const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: DEFAULT_HEARTBEAT_MS, above: 0 });
   const suspectMs = numberOption(where, o, 'suspectMs', { fallback: 3 * heartbeatMs, above: heartbeatMs });
-  const leaseMs = numberOption(where, o, 'leaseMs', { fallback: 5000, above: 0 });
+  const leaseMs = numberOption(where, o, 'leaseMs', { fallback: DEFAULT_LEASE_MS, above: 0 });
   const requested = oneOfOption(where, o, 'authority', ['auto', 'web-locks', 'lease', 'broadcast'], 'auto');
   const envSource = envOption(where, o);
   const testHooks = booleanOption(where, o, 'testHooks', false);
@@ -91,6 +101,11 @@ export function createBaton(options) {
     namespace,
     protocolVersion,
     lead: (resource, leadOptions) => baton.lead(resource, leadOptions),
+    request: (resource, message, requestOptions) => baton.talk('request', resourceName('baton.request', resource), message, requestOptions),
+    leaderState: (resource) => {
+      if (baton.disposed) throw disposedError('baton.leaderState()');
+      return leaderState(baton, resourceName('baton.leaderState', resource));
+    },
     presence: () => baton.presence(),
     metrics: () => baton.metrics(),
     log: () => baton.log(),
@@ -141,6 +156,9 @@ class Baton {
     this.suspended = false;
     this.history = [];
     this.hooks = null;
+    /** @type {Array<() => void>} app callbacks not yet run (see `later`) */
+    this.callbacks = [];
+    this.callbacksScheduled = false;
     this.storage = this.openStorage();
     this.lifecycleState = 'active';
     this.watch = watchLifecycle(env, {
@@ -170,7 +188,8 @@ class Baton {
     const { health } = this.storage;
     if (health.failure) return health.failure;
     for (const entry of this.entries.values()) {
-      if (entry.token && !health.isDurable(entry.resource, entry.token.epoch)) return 'epoch-not-durable';
+      const why = entry.token ? entry.termDegraded() : null;
+      if (why) return why;
     }
     return null;
   }
@@ -219,19 +238,18 @@ class Baton {
     const old = this.runtime;
     old.dispose();
     this.history.push(...old.log().map((t) => ({ ...t, generation: old.generation })));
-    if (this.history.length > LOG_HISTORY) this.history.splice(0, this.history.length - LOG_HISTORY);
+    if (this.history.length > DEFAULT_LOG_CAPACITY) this.history.splice(0, this.history.length - DEFAULT_LOG_CAPACITY);
   }
 
   lead(resource, options) {
     const where = 'baton.lead';
     if (this.disposed) throw disposedError('baton.lead()');
-    if (typeof resource !== 'string' || resource === '' || utf8Length(resource) > LIMITS.resourceBytes) {
-      throw new TypeError(`${where}: "resource" must be a non-empty string of at most ${LIMITS.resourceBytes} bytes of UTF-8 (got ${typeof resource === 'string' ? JSON.stringify(resource.slice(0, 40)) : String(resource)})`);
-    }
+    resourceName(where, resource);
     const o = optionsObject(where, 'options', options, LEAD_OPTIONS, { optional: true });
     const eligible = optionsObject(where, 'eligible', o.eligible, ELIGIBLE_OPTIONS, { optional: true });
     const policy = policyOf(where, eligible, booleanOption(where, o, 'preferVisible', false));
     const run = functionOption(where, o, 'run');
+    const [serve, accept] = TALK_OPTIONS.map((key) => functionOption(where, o, key));
     if (this.entries.has(resource)) throw new Error(`${where}: this Baton already leads "${resource}"; release() that handle first`);
     // A frame carries at most this many claims: a tab leading more would look to its peers
     // as if it had stepped down from the rest.
@@ -240,6 +258,10 @@ class Baton {
     this.entries.set(resource, entry);
     if (!this.suspended) this.runtime.join(resource, policy);
     handles.set(entry.handle, entry);
+    if (serve || accept) {
+      entry.talkOptions = { serve, accept };
+      this.talk('attach', entry).catch(reportError);
+    }
     return entry.handle;
   }
 
@@ -249,11 +271,21 @@ class Baton {
     if (!this.suspended && !this.disposed && !entry.released) this.runtime.join(entry.resource, policy);
   }
 
+  /**
+   * The core leaves first, so that a listener of the ending term may lead the resource
+   * again; then the app hears of it, before release() returns.
+   */
   release(entry) {
     if (entry.released) return;
-    entry.end('released');
+    entry.released = true;
     if (this.entries.get(entry.resource) === entry) this.entries.delete(entry.resource);
     if (!this.disposed && !this.suspended) this.runtime.resourceEvent('leave', entry.resource);
+    entry.finish('released');
+  }
+
+  /** Runs `talk.js`'s `name(baton, ...args)` once it is loaded (requests, state). */
+  talk(name, ...args) {
+    return loadTalk().then((talk) => talk[name](this, ...args));
   }
 
   presence() {
@@ -269,6 +301,7 @@ class Baton {
       degradedReason: this.degradedReason(),
       generation: this.generation,
       glue: { ...this.counters },
+      talk: Object.fromEntries([...(this.talks ?? [])].map(([resource, talk]) => [resource, talk.metrics()])),
     };
   }
 
@@ -287,17 +320,56 @@ class Baton {
     };
   }
 
+  /**
+   * Marked disposed first: a callback of the teardown that calls dispose() again returns,
+   * and one that calls lead() gets a DISPOSED error instead of a handle that never runs.
+   */
   dispose() {
     if (this.disposed) return;
-    for (const entry of [...this.entries.values()]) entry.end('dispose');
+    this.disposed = true;
+    const ending = [...this.entries.values()];
     this.entries.clear();
+    for (const entry of ending) entry.released = true;
     this.watch.stop();
     this.hooks?.remove();
     if (!this.suspended) this.retireRuntime();
-    this.disposed = true;
     const { database } = this.storage;
     if (database) this.runtime.retired.then(() => database.close());
+    for (const entry of ending) entry.finish('dispose');
+    for (const talk of this.talks?.values() ?? []) talk.close();
   }
+
+  /** Queues app code to run in a microtask, after the browser handler that caused it. */
+  later(callback) {
+    this.callbacks.push(callback);
+    if (this.callbacksScheduled) return;
+    this.callbacksScheduled = true;
+    queueMicrotask(() => {
+      this.callbacksScheduled = false;
+      this.runCallbacks();
+    });
+  }
+
+  /** Runs the queued app callbacks in order; a throwing one is counted and reported. */
+  runCallbacks() {
+    while (this.callbacks.length > 0) {
+      const callback = this.callbacks.shift();
+      try {
+        callback();
+      } catch (error) {
+        this.counters.listenerErrors += 1;
+        reportError(error);
+      }
+    }
+  }
+}
+
+/** Checks a resource name (the wire format's limit); returns it. */
+function resourceName(where, resource) {
+  if (typeof resource !== 'string' || resource === '' || utf8Length(resource) > LIMITS.resourceBytes) {
+    throw new TypeError(`${where}: "resource" must be a non-empty string of at most ${LIMITS.resourceBytes} bytes of UTF-8 (got ${typeof resource === 'string' ? JSON.stringify(resource.slice(0, 40)) : String(resource)})`);
+  }
+  return resource;
 }
 
 /** The core's policy from the `eligible` and `preferVisible` options. */
@@ -319,6 +391,8 @@ class Entry {
     this.policy = policy;
     this.run = run;
     this.released = false;
+    /** `serve` and `accept` of requests (talk.js), null when this entry does not talk. */
+    this.talkOptions = null;
     /** @type {{resource: string, owner: string, epoch: number} | null} */
     this.token = null;
     /** @type {AbortController | null} */
@@ -344,6 +418,7 @@ class Entry {
         return () => this.listeners.delete(listener);
       },
       fenced: (fn) => this.fenced(fn),
+      setState: (value) => this.baton.talk('setState', this, value),
       release: () => this.baton.release(this),
     });
   }
@@ -370,54 +445,76 @@ class Entry {
       this.endTerm(effect.reason); // defensive: a term never starts inside another
       this.token = Object.freeze({ resource: this.resource, owner: this.baton.config.id, epoch: effect.epoch });
       this.controller = new AbortController();
-      this.emit('elected', this.token, effect.reason);
-      this.startWork();
+      this.queueChange('elected', this.token, effect.reason);
+      this.queueWork();
     } else if (effect.kind === 'deposed') {
       if (!this.token || this.token.epoch !== effect.epoch) return; // not this term
       const ended = this.endTerm(effect.reason);
-      this.emit('deposed', ended, effect.reason);
+      this.queueChange('deposed', ended, effect.reason);
     } else {
-      this.emit('leader-changed', this.state() === 'leader' ? this.token : null, 'leader-changed');
+      this.queueChange('leader-changed', this.state() === 'leader' ? this.token : null, 'leader-changed');
     }
   }
 
-  /** Runs the app's leader work; its failure is reported, it does not end the term. */
-  startWork() {
+  /** Queues the app's leader work for this term; its failure is reported, it does not end the term. */
+  queueWork() {
     if (!this.run) return;
     const { token, controller } = this;
-    try {
-      Promise.resolve(this.run(token, controller.signal)).catch((error) => {
-        if (!controller.signal.aborted) reportError(error);
-      });
-    } catch (error) {
-      reportError(error);
-    }
+    this.baton.later(() => {
+      if (controller.signal.aborted) return; // the term ended before its work could start
+      try {
+        Promise.resolve(this.run(token, controller.signal)).catch((error) => {
+          if (!controller.signal.aborted) reportError(error);
+        });
+      } catch (error) {
+        reportError(error);
+      }
+    });
   }
 
-  /** Ends the current term on this side: the leader's signal aborts. Returns the ended token. */
-  endTerm(reason) {
+  /**
+   * Ends the current term on this side: the leader's signal aborts, in a microtask unless
+   * `now` (the app's own release() or dispose()). Returns the ended token.
+   */
+  endTerm(reason, { now = false } = {}) {
     const ended = this.token;
     this.token = null;
     if (this.controller) {
       const controller = this.controller;
       this.controller = null;
-      controller.abort(deposed(this.resource, ended ? ended.epoch : 0, reason));
+      const why = deposed(this.resource, ended ? ended.epoch : 0, reason);
+      if (now) controller.abort(why);
+      else this.baton.later(() => controller.abort(why));
     }
     return ended;
   }
 
-  /** The handle is released (or its Baton disposed): the term ends now, listeners hear it last. */
-  end(reason) {
-    const ended = this.endTerm(reason);
-    this.released = true;
-    this.emit('released', ended, reason);
+  /**
+   * The handle was released (or its Baton disposed), `released` already set: callbacks
+   * still queued run first, then the term ends and listeners hear 'released' last.
+   */
+  finish(reason) {
+    this.baton.runCallbacks();
+    const ended = this.endTerm(reason, { now: true });
+    const listeners = [...this.listeners];
     this.listeners.clear();
+    this.deliver(listeners, this.change('released', ended, reason));
   }
 
-  emit(type, token, reason) {
+  change(type, token, reason) {
+    return Object.freeze({ type, resource: this.resource, state: this.state(), token, leader: this.leaderInfo(), reason });
+  }
+
+  /** Queues a change for the listeners subscribed now (one unsubscribed meanwhile is skipped). */
+  queueChange(type, token, reason) {
     if (this.listeners.size === 0) return;
-    const change = Object.freeze({ type, resource: this.resource, state: this.state(), token, leader: this.leaderInfo(), reason });
-    for (const listener of [...this.listeners]) {
+    const listeners = [...this.listeners];
+    const change = this.change(type, token, reason);
+    this.baton.later(() => this.deliver(listeners.filter((l) => this.listeners.has(l)), change));
+  }
+
+  deliver(listeners, change) {
+    for (const listener of listeners) {
       try {
         listener(change);
       } catch (error) {
@@ -425,6 +522,19 @@ class Entry {
         reportError(error);
       }
     }
+  }
+
+  /**
+   * Why the current term's epoch may repeat an earlier one, or null: not committed in
+   * IndexedDB (the glue allocated it), or the core judged it degraded (a store that
+   * answered behind a claim or below an own term, a timeout, a fallen-back lease).
+   */
+  termDegraded() {
+    const { token } = this;
+    if (!token) return null;
+    const core = this.baton.runtime.view(this.resource)?.degraded;
+    if (core && core !== 'none') return core;
+    return this.baton.storage.health.isDurable(this.resource, token.epoch) ? null : 'epoch-not-durable';
   }
 
   /** Runs `fn(token, signal)` only while this tab leads with a term the fence admits. */
@@ -436,11 +546,9 @@ class Entry {
     if (!runtime.fenceAdmit(this.resource, token.epoch)) {
       return Promise.reject(staleOwner(this.resource, token.epoch, runtime.fenceHighest(this.resource)));
     }
-    // An epoch that was not committed durably may repeat: no effect runs under it.
-    const { health } = this.baton.storage;
-    if (!health.isDurable(this.resource, token.epoch)) {
-      return Promise.reject(epochNotDurable(this.resource, token.epoch, this.baton.degradedReason() ?? 'epoch-not-durable'));
-    }
+    // An epoch that may repeat an earlier term's: no effect runs under it.
+    const why = this.termDegraded();
+    if (why) return Promise.reject(epochNotDurable(this.resource, token.epoch, this.baton.storage.health.failure ?? why));
     const { signal } = this.controller;
     return new Promise((resolve) => resolve(fn(token, signal)));
   }

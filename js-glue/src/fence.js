@@ -7,9 +7,10 @@
  */
 import { Core } from './core.js';
 import { staleOwner } from './errors.js';
+import { Authority } from './constants.js';
 
 /** The Fence's own core: never stepped, only its fence is used. */
-const FENCE_CORE = { id: 'fence', appVersion: '0', authority: 2 };
+const FENCE_CORE = { id: 'fence', appVersion: '0', authority: Authority.broadcast };
 
 export class Fence {
   constructor() {

@@ -21,5 +21,6 @@ export { createLeaderElection } from './compat/broadcast-channel.js';
 
 /** Leak checks for this package's own tests; not part of the API. */
 export const __internal = internals;
+export { RequestError, NoLeaderError, RemoteError } from './requests-errors.js';
 export { createRelay } from './relay.js';
 export { eventSourceSource, webSocketSource } from './relay-sources.js';

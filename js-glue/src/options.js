@@ -5,18 +5,11 @@
  * @module tab-baton/options
  */
 
-/**
- * What the wire format carries (wasm/core/wire.h): longer names would be clamped by the
- * encoder and misread by peers, so they are rejected here, up front.
- */
-export const LIMITS = {
-  idBytes: 64, // kMaxIdBytes
-  resourceBytes: 48, // kMaxResourceBytes
-  capabilityBytes: 32, // kMaxCapabilityBytes
-  capabilities: 8, // kMaxCapabilities
-  versionBytes: 32, // kMaxVersionBytes
-  claims: 8, // kMaxClaims: resources one tab can lead at once
-};
+import { LIMITS } from './constants.js';
+
+/** What the wire format carries (generated from wasm/core/wire.h), checked up front. */
+export { LIMITS };
+
 const encoder = new TextEncoder();
 
 function fail(where, name, expected, value) {

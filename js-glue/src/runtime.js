@@ -18,8 +18,8 @@ import { Channel } from './channel.js';
 import { WebLocks } from './web-locks.js';
 import { LeaseAuthority } from './lease.js';
 import { reportError } from './errors.js';
+import { AUTHORITY_NAMES } from './constants.js';
 
-const AUTHORITY_CODE = { 'web-locks': 0, lease: 1, broadcast: 2 };
 /** setTimeout's longest delay; a later deadline just wakes up once more. */
 const MAX_DELAY = 2 ** 31 - 1;
 
@@ -67,7 +67,7 @@ export class Runtime {
       generation,
       appVersion: config.appVersion,
       capabilities: config.capabilities,
-      authority: AUTHORITY_CODE[authority],
+      authority: AUTHORITY_NAMES.indexOf(authority),
       heartbeatMs: config.heartbeatMs,
       suspectMs: config.suspectMs,
       leaseMs: config.leaseMs,

@@ -189,7 +189,7 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
     it('logout closes the stream and clears the relay state in every tab; login starts it again', async () => {
       const live = tabs.filter((t) => !t.page.isClosed());
       assert.equal(live.length, 2);
-      const cursorKey = `baton/${ns}/relay/v1/sse-relay/cursor`;
+      const cursorKey = `baton/${ns}/v1/relay/sse-relay/cursor`;
       assert.ok(await live[0].page.evaluate((k) => localStorage.getItem(k), cursorKey), 'a cursor is kept while logged in');
       await live[1].page.evaluate(() => window.__demo.logout());
       await waitForServer(server, (st) => st.openStreams === 0, 'the stream closed');

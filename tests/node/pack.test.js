@@ -32,7 +32,11 @@ const second = handles.slice(1).map((h) => h.state());
 const fence = new Fence();
 fence.check(handles.slice(1).find((h) => h.state() === 'leader').token()); // a's zombie still thinks it leads
 const staleRejected = !fence.admit(oldToken);
-batons.forEach((b) => b.dispose());
+// Requests load dist/talk.js on first use, from the installed package.
+const server = createBaton({ namespace: 'scratch', id: 'g', env: browser.tab('g') });
+server.lead('echo', { serve: (m) => m + 1 });
+const answered = await batons[1].request('echo', 41);
+[...batons, server].forEach((b) => b.dispose());
 
 const election = leaderElection.create({ channel: 'x', env: browser.tab('d') });
 let led = false;
@@ -48,7 +52,7 @@ await elector.die();
 const plain = createBaton({ namespace: 'plain', heartbeatMs: 30 });
 const support = plain.support();
 plain.dispose();
-console.log(JSON.stringify({ first, second, staleRejected, led, support, support2: leaderElection.support() }));
+console.log(JSON.stringify({ first, second, staleRejected, answered, led, support, support2: leaderElection.support() }));
 `;
 
 test('npm pack -> install into an empty project -> import and run in Node', { timeout: 120_000 }, () => {
@@ -57,7 +61,7 @@ test('npm pack -> install into an empty project -> import and run in Node', { ti
   try {
     const [packed] = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', scratch], pkgDir));
     const files = packed.files.map((f) => f.path).sort();
-    assert.deepEqual(files, ['README.md', 'dist/index.js', 'dist/testing.js', 'index.d.ts', 'package.json', 'testing.d.ts']);
+    assert.deepEqual(files, ['README.md', 'dist/index.js', 'dist/talk.js', 'dist/testing.js', 'index.d.ts', 'package.json', 'testing.d.ts']);
     const tarball = path.join(scratch, packed.filename);
 
     const project = path.join(scratch, 'project');
@@ -73,6 +77,7 @@ test('npm pack -> install into an empty project -> import and run in Node', { ti
     assert.deepEqual(out.first, ['leader', 'follower', 'follower']);
     assert.equal(out.second.filter((s) => s === 'leader').length, 1);
     assert.equal(out.staleRejected, true);
+    assert.equal(out.answered, 42);
     assert.equal(out.led, true);
     assert.equal(out.support.mode, 'broadcast');
     assert.equal(out.support.webLocks, false);

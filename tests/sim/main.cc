@@ -4,13 +4,18 @@
 //   baton_sim --steps 1000000            runs seeds until a million steps are done
 //   baton_sim --seed 42 --mode lease     replays one run
 //   baton_sim --no-fence --expect-violation   proves the checks catch a stale owner
+//   baton_sim --seed 6 --mode broadcast --no-fence --write-scenario FILE
+//                                        writes the run as a scenario file (tests/core/testdata)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "interpreter.h"
+#include "script.h"
 #include "world.h"
 
 using baton::Authority;
@@ -30,6 +35,7 @@ struct Args {
   bool storage_works = true;
   bool expect_violation = false;
   bool trace = false;
+  const char* scenario_file = nullptr;
 };
 
 bool parse_mode(const char* s, std::vector<Authority>& out) {
@@ -50,10 +56,35 @@ const char* mode_flag(Authority a) {
   return "?";
 }
 
+// The run's random faults as scenario commands, each with the trace it prints.
+bool write_scenario(const Args& a, Authority mode, const std::vector<std::string>& commands) {
+  using namespace baton::scenario;
+  std::string flags = std::string(a.fence ? "" : " no-fence") + (a.steal ? "" : " no-steal");
+  Script script;
+  Step world;
+  world.preamble = "# Written by baton_sim --seed " + std::to_string(a.seed) + " --mode " + mode_flag(mode) +
+                   (a.fence ? "" : " --no-fence") + (a.steal ? "" : " --no-steal") +
+                   (a.storage_works ? "" : " --storage-broken") +
+                   " --write-scenario:\n# the run's random faults as commands, replayed with the same network jitter.\n";
+  world.command = "world seed=" + std::to_string(a.seed) + " authority=" + baton::to_string(mode) +
+                  " jitter network-faults" + flags;
+  script.steps.push_back(world);
+  if (!a.storage_works) script.steps.push_back(Step{"", "storage broken", 0, ""});
+  for (const auto& c : commands) script.steps.push_back(Step{"", c, 0, ""});
+  Interpreter interpreter;
+  std::vector<std::string> outputs;
+  for (const auto& step : script.steps) outputs.push_back(interpreter.run(step.command));
+  std::ofstream(a.scenario_file, std::ios::binary) << render(script, outputs);
+  std::printf("sim: wrote %s (%zu commands)%s\n", a.scenario_file, script.steps.size(),
+              interpreter.error() ? ", but a command failed to replay" : "");
+  return !interpreter.error();
+}
+
 int usage() {
   std::fprintf(stderr,
                "usage: baton_sim [--steps N] [--seed S] [--first-seed S] [--mode locks|lease|broadcast|all]\n"
-               "                 [--no-fence] [--no-steal] [--storage-broken] [--expect-violation] [--trace]\n");
+               "                 [--no-fence] [--no-steal] [--storage-broken] [--expect-violation] [--trace]\n"
+               "                 [--write-scenario FILE]   (with --seed and one --mode)\n");
   return 2;
 }
 
@@ -73,8 +104,10 @@ int main(int argc, char** argv) {
     else if (k == "--storage-broken") a.storage_works = false;
     else if (k == "--expect-violation") a.expect_violation = true;
     else if (k == "--trace") a.trace = true;
+    else if (k == "--write-scenario") { a.scenario_file = value(); if (!a.scenario_file) return usage(); }
     else return usage();
   }
+  if (a.scenario_file && (a.seed < 0 || a.modes.size() != 1)) return usage();
 
   uint64_t total_steps = 0, runs = 0, violations = 0, handovers = 0, rejected = 0;
   double worst_gap = 0, worst_stale = 0;
@@ -88,8 +121,12 @@ int main(int argc, char** argv) {
       o.fence = a.fence;
       o.steal = a.steal;
       o.storage_works = a.storage_works;
-      o.trace = a.trace;
-      Report r = World(o).run();
+      World world(o);
+      if (a.trace) world.set_trace([](const std::string& line) { std::printf("%s\n", line.c_str()); });
+      std::vector<std::string> commands;
+      if (a.scenario_file) world.set_recorder([&commands](const std::string& c) { commands.push_back(c); });
+      Report r = world.run();
+      if (a.scenario_file && !write_scenario(a, mode, commands)) return 1;
       ++runs;
       total_steps += r.steps;
       handovers += r.handovers;

@@ -4,16 +4,39 @@
 #include <cmath>
 #include <cstdio>
 
+#include "names.h"
+
 namespace baton::sim {
 namespace {
 
 bool alive(int state) { return state == 0 || state == 1; }  // running or frozen
 
+std::string format(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+// Exact, so that a recorded fault replays at the very time it happened.
+std::string exact(double v) { return format("%.17g", v); }
+
 }  // namespace
 
-const char* authority_name(Authority a) { return to_string(a); }
+const char* to_string(StorageMode m) {
+  switch (m) {
+    case StorageMode::works: return "works";
+    case StorageMode::broken: return "broken";
+    case StorageMode::hung: return "hung";
+  }
+  return "?";
+}
 
-World::World(Options options) : opt_(options), rng_(options.seed * 0x9E3779B97F4A7C15ull + 17) {}
+World::World(Options options)
+    : opt_(options),
+      fault_rng_(options.seed * 0x9E3779B97F4A7C15ull + 17),
+      net_rng_(options.seed * 0xD1B54A32D192ED03ull + 29) {
+  storage_ = opt_.storage_works ? StorageMode::works : StorageMode::broken;
+}
 
 // ---------------------------------------------------------------------------------------
 // Scheduling.
@@ -30,7 +53,6 @@ void World::schedule_timer(Tab& t) {
   if (deadline == kNever) return;
   // Like setTimeout: a relative delay, unaffected by later wall clock jumps.
   double delay = std::max(0.0, deadline - node_now());
-  if (opt_.trace) std::printf("%10.2f %s timer in %.2f ms\n", clock_ms_, t.id.c_str(), delay);
   Scheduled s{};
   s.at = clock_ms_ + delay + 0.01;
   s.kind = Kind::timer;
@@ -54,9 +76,9 @@ void World::schedule_callback(Tab& t, Event e, double latency, uint64_t request)
 // The run.
 
 Report World::run() {
-  for (int i = 0; i < opt_.initial_tabs; ++i) open_tab();
+  for (int i = 0; i < opt_.initial_tabs; ++i) open_random_tab();
   Scheduled first{};
-  first.at = rng_.unit() * 2 * opt_.fault_every_ms;
+  first.at = fault_rng_.unit() * 2 * opt_.fault_every_ms;
   first.kind = Kind::fault;
   schedule(first);
   Scheduled end{};
@@ -69,35 +91,59 @@ Report World::run() {
     Scheduled s = queue_.top();
     queue_.pop();
     if (s.at > stop) break;
-    clock_ms_ = std::max(clock_ms_, s.at);
-    process(s);
-    ++report_.steps;
-    check(clock_ms_);
+    step(s);
     if (!report_.violations.empty()) break;
     if (opt_.max_steps && report_.steps >= opt_.max_steps) break;
   }
+  record("at " + exact(clock_ms_));
   if (report_.violations.empty() && (!opt_.max_steps || report_.steps < opt_.max_steps)) {
-    for (const char* res : kResources) {
-      auto it = leaderless_since_.find(res);
-      if (it != leaderless_since_.end()) {
-        double gap = clock_ms_ - std::max(it->second, faults_end_ms_);
-        report_.longest_leaderless_after_faults_ms = std::max(report_.longest_leaderless_after_faults_ms, gap);
-      }
-    }
-    // The liveness bounds stated in the README, for the default timings (heartbeat 1 s,
-    // suspect 3 s, lease 5 s, steal grace 0.2 s, rank stagger 0.15 s per position).
-    Config defaults;
-    double stagger = opt_.max_tabs * defaults.rank_stagger_ms;
-    double bound = opt_.authority == Authority::lease
-                       ? defaults.lease_ms + stagger + defaults.heartbeat_ms
-                       : defaults.suspect_ms + defaults.steal_grace_ms + stagger + defaults.heartbeat_ms;
-    if (report_.longest_leaderless_after_faults_ms > bound) {
-      violation("liveness: no leader for " + std::to_string(report_.longest_leaderless_after_faults_ms) +
-                " ms after faults stopped");
-    }
+    record("liveness");
+    check_liveness();
   }
   for (const auto& [res, n] : terms_won_) report_.handovers += n > 0 ? n - 1 : 0;
   return report_;
+}
+
+void World::step(Scheduled& s) {
+  clock_ms_ = std::max(clock_ms_, s.at);
+  process(s);
+  ++report_.steps;
+  check(clock_ms_);
+}
+
+void World::run_until(double until_ms) {
+  while (!queue_.empty() && report_.violations.empty() && queue_.top().at <= until_ms) {
+    Scheduled s = queue_.top();
+    queue_.pop();
+    step(s);
+  }
+  if (report_.violations.empty()) clock_ms_ = std::max(clock_ms_, until_ms);
+}
+
+void World::check_liveness() {
+  for (const auto& res : resources_) {
+    auto it = leaderless_since_.find(res);
+    if (it != leaderless_since_.end()) {
+      double gap = clock_ms_ - std::max(it->second, faults_end_ms_);
+      report_.longest_leaderless_after_faults_ms = std::max(report_.longest_leaderless_after_faults_ms, gap);
+    }
+  }
+  // The liveness bounds stated in the README, for the default timings (heartbeat 1 s,
+  // suspect 3 s, lease 5 s, steal grace 0.2 s, rank stagger 0.15 s per position).
+  Config defaults;
+  double stagger = opt_.max_tabs * defaults.rank_stagger_ms;
+  double bound = opt_.authority == Authority::lease
+                     ? defaults.lease_ms + stagger + defaults.heartbeat_ms
+                     : defaults.suspect_ms + defaults.steal_grace_ms + stagger + defaults.heartbeat_ms;
+  if (report_.longest_leaderless_after_faults_ms > bound) {
+    violation("liveness: no leader for " + std::to_string(report_.longest_leaderless_after_faults_ms) +
+              " ms after faults stopped");
+  }
+}
+
+void World::end_faults() {
+  faults_on_ = false;
+  faults_end_ms_ = clock_ms_;
 }
 
 void World::process(Scheduled& s) {
@@ -115,6 +161,9 @@ void World::process(Scheduled& s) {
       // A frozen tab still handles channel messages (measured in Chromium).
       if (t && alive(static_cast<int>(t->state))) {
         ++report_.messages_delivered;
+        if (trace_ && trace_all_frames_ && s.from >= 0) {
+          trace_tab(*t, "<- " + tabs_[s.from]->id + " " + describe_frame(s.bytes));
+        }
         Event e;
         e.kind = EventKind::message;
         e.data = s.bytes.data();
@@ -148,83 +197,126 @@ void World::process(Scheduled& s) {
       random_fault();
       {
         Scheduled next{};
-        next.at = clock_ms_ - std::log(1 - rng_.unit()) * opt_.fault_every_ms;
+        next.at = clock_ms_ - std::log(1 - fault_rng_.unit()) * opt_.fault_every_ms;
         next.kind = Kind::fault;
         schedule(next);
       }
       break;
-    case Kind::end_faults: {
-      faults_on_ = false;
-      faults_end_ms_ = clock_ms_;
+    case Kind::end_faults:
+      record("at " + exact(clock_ms_));
+      record("end-faults");
+      end_faults();
       // A user opens a fresh tab: someone eligible for every resource is alive.
-      int i = open_tab();
-      (void)i;
+      open_random_tab();
       break;
-    }
   }
 }
 
 // ---------------------------------------------------------------------------------------
 // Tabs.
 
-int World::open_tab() {
+int World::find_tab(const std::string& name) const {
+  for (const auto& t : tabs_) {
+    if (t->id == name) return t->index;
+  }
+  return -1;
+}
+
+int World::open_tab(const TabSpec& spec) {
   auto t = std::make_unique<Tab>();
   t->index = static_cast<int>(tabs_.size());
   t->instance = next_instance_++;
-  t->id = "tab" + std::to_string(t->index);
+  t->id = spec.name;
+  t->visible = spec.visible;
   Config c;
   c.id = t->id;
   c.authority = opt_.authority;
   c.start_ms = node_now();
-  c.seed = rng_.next();
-  // The fresh tab at the end of the faults can lead everything.
-  bool capable = !faults_on_ || rng_.unit() < 0.7;
-  if (capable) c.capabilities.push_back("ws.owner.v1");
-  c.app_version = faults_on_ && clock_ms_ > opt_.fault_ms / 2 && rng_.unit() < 0.3 ? "1.1" : "1.0";
-  if (!faults_on_) c.app_version = "1.1";
+  // From the seed and the tab alone, so that a replayed scenario seeds the same node.
+  c.seed = Random(opt_.seed * 0x2545F4914F6CDD1Dull + static_cast<uint64_t>(t->index)).next();
+  c.capabilities = spec.capabilities;
+  c.app_version = spec.app_version;
   t->node = std::make_unique<Node>(c);
   Tab& tab = *t;
   tabs_.push_back(std::move(t));
-
-  Event join;
-  join.kind = EventKind::join;
-  join.resource = kResources[0];
-  join.policy.required_capability = "ws.owner.v1";
-  join.policy.prefer_visible = true;
-  deliver(tab, join);
-  join.resource = kResources[1];
-  join.policy = Policy{};
-  deliver(tab, join);
+  if (!spec.visible) {
+    Event e;
+    e.kind = EventKind::lifecycle;
+    e.lifecycle = Lifecycle::hidden;
+    deliver(tab, e);
+  }
   return tab.index;
+}
+
+void World::join(int tab, const std::string& resource, const Policy& policy) {
+  if (std::find(resources_.begin(), resources_.end(), resource) == resources_.end()) resources_.push_back(resource);
+  Event e;
+  e.kind = EventKind::join;
+  e.resource = resource;
+  e.policy = policy;
+  deliver(*tabs_[tab], e);
+}
+
+void World::leave(int tab, const std::string& resource) {
+  Event e;
+  e.kind = EventKind::leave;
+  e.resource = resource;
+  deliver(*tabs_[tab], e);
+}
+
+// A tab as the simulation opens it: most can own the socket, later ones may run newer code.
+int World::open_random_tab() {
+  TabSpec spec;
+  spec.name = "tab" + std::to_string(tabs_.size());
+  // The fresh tab at the end of the faults can lead everything.
+  bool capable = !faults_on_ || fault_rng_.unit() < 0.7;
+  if (capable) spec.capabilities.push_back("ws.owner.v1");
+  spec.app_version = faults_on_ && clock_ms_ > opt_.fault_ms / 2 && fault_rng_.unit() < 0.3 ? "1.1" : "1.0";
+  if (!faults_on_) spec.app_version = "1.1";
+  if (record_) {
+    record("add " + spec.name + (capable ? " caps=ws.owner.v1" : "") + " version=" + spec.app_version + " join=");
+    record("join " + spec.name + " ws cap=ws.owner.v1 prefer-visible");
+    record("join " + spec.name + " sync");
+  }
+  int i = open_tab(spec);
+  Policy ws;
+  ws.required_capability = "ws.owner.v1";
+  ws.prefer_visible = true;
+  join(i, kResources[0], ws);
+  join(i, kResources[1], Policy{});
+  return i;
 }
 
 void World::deliver(Tab& t, const Event& in) {
   Event e = in;
   e.now_ms = node_now();
-  if (opt_.trace) {
-    std::printf("%10.2f %s event %d %s\n", clock_ms_, t.id.c_str(), static_cast<int>(e.kind), e.resource.c_str());
-  }
+  if (trace_ && e.kind != EventKind::tick && e.kind != EventKind::message) trace_tab(t, "<- " + describe(e));
   std::vector<Effect> effects = t.node->step(e);
+  if (trace_) trace_roles(t);
   apply(t, effects);
   schedule_timer(t);
 }
 
 void World::apply(Tab& t, const std::vector<Effect>& effects) {
   for (const Effect& fx : effects) {
-    if (opt_.trace && fx.kind != EffectKind::broadcast) {
-      std::printf("%10.2f %s effect %d %s epoch=%llu mode=%d %s\n", clock_ms_, t.id.c_str(), static_cast<int>(fx.kind),
-                  fx.resource.c_str(), static_cast<unsigned long long>(fx.epoch), static_cast<int>(fx.lock_mode),
-                  to_string(fx.reason));
+    if (trace_) {
+      std::string what = describe(fx);
+      if (fx.kind == EffectKind::leader_changed) {
+        ResourceView v = t.node->view(fx.resource);
+        what += v.leader.empty() ? " none" : " " + v.leader + " epoch " + std::to_string(v.leader_epoch);
+      }
+      if (!what.empty()) trace_tab(t, "-> " + what);
     }
     switch (fx.kind) {
       case EffectKind::broadcast: broadcast(t, fx.bytes); break;
       case EffectKind::lock_request: lock_request(t, fx.resource, fx.lock_mode); break;
       case EffectKind::lock_release: lock_release(t, fx.resource); break;
       case EffectKind::allocate_epoch: {
+        if (storage_ == StorageMode::hung) break;  // the transaction never completes
         Event e;
         e.kind = EventKind::epoch_allocated;
         e.resource = fx.resource;
-        if (opt_.storage_works) {
+        if (storage_ == StorageMode::works) {
           uint64_t& stored = epoch_store_[fx.resource];
           stored = std::max(stored, fx.epoch) + 1;
           e.epoch = stored;
@@ -236,8 +328,9 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
         break;
       }
       case EffectKind::lease_try: {
+        if (storage_ == StorageMode::hung) break;
         Scheduled s{};
-        s.at = clock_ms_ + 0.5 + rng_.unit() * 2.5;
+        s.at = clock_ms_ + latency(0.5, 2.5);
         s.kind = Kind::lease_txn;
         s.tab = t.index;
         s.token = t.instance;
@@ -246,10 +339,14 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
         break;
       }
       case EffectKind::elected: {
-        auto key = std::make_pair(fx.resource, fx.epoch);
-        auto [it, inserted] = term_owner_.emplace(key, t.instance);
-        if (!inserted && it->second != t.instance && opt_.storage_works) {
-          violation("fencing: epoch " + std::to_string(fx.epoch) + " of " + fx.resource + " issued twice");
+        // A degraded term says its epoch may repeat (and runs no fenced effect); the
+        // epochs of all other terms are unique, whatever the storage does.
+        if (fx.degraded == Degraded::none) {
+          auto key = std::make_pair(fx.resource, fx.epoch);
+          auto [it, inserted] = term_owner_.emplace(key, t.instance);
+          if (!inserted && it->second != t.instance) {
+            violation("fencing: epoch " + std::to_string(fx.epoch) + " of " + fx.resource + " issued twice");
+          }
         }
         ++terms_won_[fx.resource];
         // A new term's first act is a guarded side effect.
@@ -265,12 +362,14 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
 // Every leader performs a fenced side effect (to a "server") on each timer tick.
 void World::guarded_effects(Tab& t) {
   if (t.state != TabState::running) return;
-  for (const char* res : kResources) {
+  for (const auto& res : resources_) {
     ResourceView v = t.node->view(res);
     if (v.role != Role::leader) continue;
+    if (v.degraded != Degraded::none) continue;  // fenced() refuses: the epoch may repeat
     bool accepted = !opt_.fence || receiver_.admit(res, v.epoch) == FenceVerdict::accepted;
     if (!accepted) {
       ++report_.effects_rejected;
+      if (trace_) trace_tab(t, "effect on " + std::string(res) + " with epoch " + std::to_string(v.epoch) + " rejected: stale owner");
       continue;
     }
     ++report_.effects_accepted;
@@ -296,27 +395,27 @@ void World::lock_request(Tab& t, const std::string& res, LockMode mode) {
   Event granted;
   granted.kind = EventKind::lock_granted;
   granted.resource = res;
-  double latency = 0.1 + rng_.unit() * 0.5;
+  double after = latency(0.1, 0.5);
   if (mode == LockMode::steal && opt_.steal) {
     if (q.holder.tab >= 0) {
       Event lost;
       lost.kind = EventKind::lock_lost;
       lost.resource = res;
-      schedule_callback(*tabs_[q.holder.tab], lost, latency, q.holder.id);
+      schedule_callback(*tabs_[q.holder.tab], lost, after, q.holder.id);
     }
     q.holder = req;
-    schedule_callback(t, granted, latency, req.id);
+    schedule_callback(t, granted, after, req.id);
     return;
   }
   if (mode == LockMode::if_available) {
     if (q.holder.tab < 0 && q.waiting.empty()) {
       q.holder = req;
-      schedule_callback(t, granted, latency, req.id);
+      schedule_callback(t, granted, after, req.id);
     } else {
       Event none;
       none.kind = EventKind::lock_unavailable;
       none.resource = res;
-      schedule_callback(t, none, latency, req.id);
+      schedule_callback(t, none, after, req.id);
     }
     return;
   }
@@ -334,7 +433,7 @@ void World::grant_next(const std::string& res) {
     Event granted;
     granted.kind = EventKind::lock_granted;
     granted.resource = res;
-    schedule_callback(*tabs_[next.tab], granted, 0.1 + rng_.unit() * 0.5, next.id);
+    schedule_callback(*tabs_[next.tab], granted, latency(0.1, 0.5), next.id);
   }
 }
 
@@ -369,28 +468,81 @@ void World::lock_drop_all(int tab) {
 void World::broadcast(Tab& from, const std::vector<uint8_t>& bytes) {
   for (auto& other : tabs_) {
     if (other->index == from.index || !alive(static_cast<int>(other->state))) continue;
-    if (faults_on_ && rng_.unit() < opt_.loss) continue;
-    double delay = 0.05 + rng_.unit() * 0.5;
-    if (faults_on_ && rng_.unit() < opt_.reorder) delay += rng_.unit() * 50;
-    int copies = faults_on_ && rng_.unit() < opt_.duplicate ? 2 : 1;
+    if (faults_on_ && net_rng_.unit() < opt_.loss) continue;
+    auto held = [&](const HoldRule& h) {
+      return (h.from.empty() || h.from == from.id) && (h.to.empty() || h.to == other->id);
+    };
+    if (std::any_of(holds_.begin(), holds_.end(), held)) {
+      held_.push_back(Held{from.index, other->index, bytes});
+      continue;
+    }
+    double delay = latency(0.05, 0.5);
+    if (faults_on_ && net_rng_.unit() < opt_.reorder) delay += net_rng_.unit() * 50;
+    int copies = faults_on_ && net_rng_.unit() < opt_.duplicate ? 2 : 1;
     for (int c = 0; c < copies; ++c) {
       Scheduled s{};
-      s.at = clock_ms_ + delay + c * rng_.unit() * 20;
+      s.at = clock_ms_ + delay + c * net_rng_.unit() * 20;
       s.kind = Kind::deliver;
       s.tab = other->index;
+      s.from = from.index;
       s.bytes = bytes;
       schedule(std::move(s));
     }
   }
 }
 
+void World::hold(const std::string& from, const std::string& to) { holds_.push_back(HoldRule{from, to}); }
+
+void World::unhold() { holds_.clear(); }
+
+size_t World::deliver(const std::string& from, const std::string& to) {
+  size_t n = 0;
+  std::vector<Held> keep;
+  for (Held& h : held_) {
+    bool match = (from.empty() || tabs_[h.from]->id == from) && (to.empty() || tabs_[h.to]->id == to);
+    if (!match) {
+      keep.push_back(std::move(h));
+      continue;
+    }
+    Scheduled s{};
+    s.at = clock_ms_ + latency(0.05, 0.5);
+    s.kind = Kind::deliver;
+    s.tab = h.to;
+    s.from = h.from;
+    s.bytes = std::move(h.bytes);
+    schedule(std::move(s));
+    ++n;
+  }
+  held_.swap(keep);
+  return n;
+}
+
+size_t World::drop(const std::string& from, const std::string& to) {
+  size_t before = held_.size();
+  auto match = [&](const Held& h) {
+    return (from.empty() || tabs_[h.from]->id == from) && (to.empty() || tabs_[h.to]->id == to);
+  };
+  held_.erase(std::remove_if(held_.begin(), held_.end(), match), held_.end());
+  return before - held_.size();
+}
+
+void World::inject(int tab, std::vector<uint8_t> bytes) {
+  Scheduled s{};
+  s.at = clock_ms_;
+  s.kind = Kind::deliver;
+  s.tab = tab;
+  s.bytes = std::move(bytes);
+  schedule(std::move(s));
+}
+
 // ---------------------------------------------------------------------------------------
 // Simulated IndexedDB lease: the read-write transaction runs atomically in the tab.
 
 void World::run_lease_txn(Tab& t, const std::string& res) {
+  if (storage_ == StorageMode::hung) return;
   Event e;
   e.resource = res;
-  if (!opt_.storage_works) {
+  if (storage_ != StorageMode::works) {
     e.kind = EventKind::lease_failed;
     schedule_callback(t, e, 0.2);
     return;
@@ -400,7 +552,7 @@ void World::run_lease_txn(Tab& t, const std::string& res) {
   if (write.present) stored = write;
   e.kind = EventKind::lease_result;
   e.lease = stored;
-  schedule_callback(t, e, 0.2 + rng_.unit());
+  schedule_callback(t, e, latency(0.2, 1));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -415,82 +567,126 @@ void World::random_fault() {
     if (t->state == TabState::frozen) frozen.push_back(t->index);
     if (alive(static_cast<int>(t->state))) ++open;
   }
-  auto pick = [this](const std::vector<int>& v) { return v[static_cast<size_t>(rng_.unit() * v.size())]; };
-  double r = rng_.unit();
-  if (r < 0.10 && !running.empty()) {  // crash: the browser frees its locks ~60 ms later
-    Tab& t = *tabs_[pick(running)];
-    t.state = TabState::crashed;
-    Scheduled s{};
-    s.at = clock_ms_ + 60;
-    s.kind = Kind::release_crashed;
-    s.tab = t.index;
-    schedule(s);
+  auto pick = [this](const std::vector<int>& v) { return v[static_cast<size_t>(fault_rng_.unit() * v.size())]; };
+  auto named = [this](const char* command, int tab) { record(std::string(command) + " " + tabs_[tab]->id); };
+  record("at " + exact(clock_ms_));
+  double r = fault_rng_.unit();
+  if (r < 0.10 && !running.empty()) {
+    int t = pick(running);
+    named("crash", t);
+    crash(t);
   } else if (r < 0.25 && !running.empty()) {
-    freeze(*tabs_[pick(running)], rng_.unit() < 0.5);
+    int t = pick(running);
+    bool announce = fault_rng_.unit() < 0.5;
+    record("freeze " + tabs_[t]->id + (announce ? "" : " silent"));
+    freeze(t, announce);
   } else if (r < 0.45 && !frozen.empty()) {
-    thaw(*tabs_[pick(frozen)]);
-  } else if (r < 0.53 && !running.empty()) {  // graceful close: pagehide, then teardown
-    Tab& t = *tabs_[pick(running)];
-    Event e;
-    e.kind = EventKind::lifecycle;
-    e.lifecycle = Lifecycle::closing;
-    deliver(t, e);
-    e.kind = EventKind::dispose;
-    deliver(t, e);
-    t.state = TabState::closed;
-    lock_drop_all(t.index);
+    int t = pick(frozen);
+    named("thaw", t);
+    thaw(t);
+  } else if (r < 0.53 && !running.empty()) {
+    int t = pick(running);
+    named("close", t);
+    close(t);
   } else if (r < 0.68) {
-    if (open < opt_.max_tabs) open_tab();
+    if (open < opt_.max_tabs) open_random_tab();
   } else if (r < 0.83 && !running.empty()) {
-    Tab& t = *tabs_[pick(running)];
-    t.visible = !t.visible;
-    Event e;
-    e.kind = EventKind::lifecycle;
-    e.lifecycle = t.visible ? Lifecycle::active : Lifecycle::hidden;
-    deliver(t, e);
+    int t = pick(running);
+    named(tabs_[t]->visible ? "hide" : "show", t);
+    set_visible(t, !tabs_[t]->visible);
   } else if (r < 0.88) {  // wall clock jump, backwards or forwards
-    double jump = (rng_.unit() - 0.5) * 60000;
-    clock_offset_ms_ += jump;
-    if (opt_.trace) std::printf("%10.2f clock jumps %.0f ms\n", clock_ms_, jump);
+    double jump = (fault_rng_.unit() - 0.5) * 60000;
+    record("clock-jump " + exact(jump));
+    jump_clock(jump);
   } else if (r < 0.93 && !running.empty()) {
-    Tab& t = *tabs_[pick(running)];
+    int t = pick(running);
     Event e;
-    e.kind = rng_.unit() < 0.5 ? EventKind::offline : EventKind::online;
-    deliver(t, e);
+    e.kind = fault_rng_.unit() < 0.5 ? EventKind::offline : EventKind::online;
+    named(e.kind == EventKind::offline ? "offline" : "online", t);
+    send(t, e);
   } else if (r < 0.96 && !running.empty()) {
+    int t = pick(running);
+    named("session-changed", t);
     Event e;
     e.kind = EventKind::session_changed;
-    deliver(*tabs_[pick(running)], e);
+    send(t, e);
   } else if (!running.empty()) {
-    Tab& t = *tabs_[pick(running)];
+    int t = pick(running);
     Event e;
     e.kind = EventKind::abdicate;
-    e.resource = kResources[rng_.unit() < 0.5 ? 0 : 1];
-    deliver(t, e);
+    e.resource = kResources[fault_rng_.unit() < 0.5 ? 0 : 1];
+    record("abdicate " + tabs_[t]->id + " " + e.resource);
+    send(t, e);
   }
+}
+
+// The browser frees a crashed tab's locks about 60 ms later.
+void World::crash(int tab) {
+  Tab& t = *tabs_[tab];
+  t.state = TabState::crashed;
+  if (trace_) trace_tab(t, "crashes");
+  Scheduled s{};
+  s.at = clock_ms_ + 60;
+  s.kind = Kind::release_crashed;
+  s.tab = t.index;
+  schedule(s);
+}
+
+// A graceful close: pagehide, then teardown.
+void World::close(int tab) {
+  Tab& t = *tabs_[tab];
+  Event e;
+  e.kind = EventKind::lifecycle;
+  e.lifecycle = Lifecycle::closing;
+  deliver(t, e);
+  e.kind = EventKind::dispose;
+  deliver(t, e);
+  t.state = TabState::closed;
+  lock_drop_all(t.index);
+}
+
+void World::set_visible(int tab, bool visible) {
+  Tab& t = *tabs_[tab];
+  t.visible = visible;
+  Event e;
+  e.kind = EventKind::lifecycle;
+  e.lifecycle = t.visible ? Lifecycle::active : Lifecycle::hidden;
+  deliver(t, e);
+}
+
+void World::send(int tab, Event e) { deliver(*tabs_[tab], e); }
+
+void World::jump_clock(double delta_ms) {
+  clock_offset_ms_ += delta_ms;
+  if (trace_) trace(format("clock jumps %+.0f ms", delta_ms));
 }
 
 // A tab that announces its freeze (the `freeze` event ran) steps down first; a silent
 // freeze (hung or throttled to a stop) keeps its authority until it is taken.
-void World::freeze(Tab& t, bool announce) {
+void World::freeze(int tab, bool announce) {
+  Tab& t = *tabs_[tab];
   if (announce) {
     Event e;
     e.kind = EventKind::lifecycle;
     e.lifecycle = Lifecycle::frozen;
     deliver(t, e);
+  } else if (trace_) {
+    trace_tab(t, "stops silently");
   }
   t.announced_freeze = announce;
   t.state = TabState::frozen;
 }
 
-void World::thaw(Tab& t) {
+void World::thaw(int tab) {
+  Tab& t = *tabs_[tab];
   t.state = TabState::running;
+  if (trace_) trace_tab(t, "thaws");
   std::vector<Scheduled> held;
   held.swap(deferred_[t.index]);
   // Held callbacks and the first timer run in no fixed order after a thaw: a thawed
   // leader may act before it learns that its lock was stolen. The fence must catch that.
   for (Scheduled& s : held) {
-    s.at = clock_ms_ + rng_.unit() * 2;
+    s.at = clock_ms_ + latency(0, 2);
     schedule(std::move(s));
   }
   if (t.announced_freeze) {
@@ -501,11 +697,107 @@ void World::thaw(Tab& t) {
   }
   // The timer that came due while frozen fires right after the thaw.
   Scheduled timer{};
-  timer.at = clock_ms_ + rng_.unit() * 2;
+  timer.at = clock_ms_ + latency(0, 2);
   timer.kind = Kind::timer;
   timer.tab = t.index;
   timer.token = ++t.timer_token;
   schedule(timer);
+}
+
+const char* World::tab_state(int tab) const {
+  switch (tabs_[tab]->state) {
+    case TabState::running: return tabs_[tab]->visible ? "running" : "running hidden";
+    case TabState::frozen: return "frozen";
+    case TabState::crashed: return "crashed";
+    case TabState::closed: return "closed";
+  }
+  return "?";
+}
+
+std::string World::lock_state(const std::string& resource) const {
+  auto it = locks_.find(resource);
+  std::string s = resource + " lock: ";
+  if (it == locks_.end() || it->second.holder.tab < 0) s += "free";
+  else s += "held by " + tabs_[it->second.holder.tab]->id;
+  if (it != locks_.end() && !it->second.waiting.empty()) {
+    s += ", queued";
+    for (const auto& r : it->second.waiting) s += " " + tabs_[r.tab]->id;
+  }
+  return s;
+}
+
+std::string World::lease_state(const std::string& resource) const {
+  auto it = lease_store_.find(resource);
+  if (it == lease_store_.end() || !it->second.present) return resource + " lease: none";
+  const LeaseRecord& r = it->second;
+  double left = r.expires_ms - node_now();
+  return resource + " lease: " + r.owner + " epoch " + std::to_string(r.epoch) +
+         (left > 0 ? format(", %.0f ms left", left) : std::string(", expired"));
+}
+
+std::string World::fence_state(const std::string& resource) const {
+  return resource + " fence: highest epoch " + std::to_string(receiver_.highest(resource));
+}
+
+// ---------------------------------------------------------------------------------------
+// Traces: names, never numbers.
+
+void World::record(const std::string& command) {
+  if (record_) record_(command);
+}
+
+void World::trace(const std::string& line) { trace_(format("%9.2f ", clock_ms_) + line); }
+
+void World::trace_tab(const Tab& t, const std::string& what) { trace(t.id + " " + what); }
+
+// One line per role change of each joined resource, with the reason the node gives.
+void World::trace_roles(Tab& t) {
+  for (const auto& res : resources_) {
+    if (!t.node->joined(res) && !t.roles.count(res)) continue;
+    ResourceView v = t.node->view(res);
+    Role& last = t.roles[res];
+    if (v.role == last) continue;
+    std::string line = res + ": " + to_string(last) + " -> " + to_string(v.role) + " (" + to_string(v.reason) + ")";
+    if (v.role == Role::leader) line += " epoch " + std::to_string(v.epoch);
+    trace_tab(t, line);
+    last = v.role;
+  }
+}
+
+std::string World::describe(const Event& e) const {
+  std::string s = to_string(e.kind);
+  if (!e.resource.empty()) s += " " + e.resource;
+  switch (e.kind) {
+    case EventKind::epoch_allocated:
+      s += " " + std::to_string(e.epoch) + (e.durable ? "" : " (not durable)");
+      break;
+    case EventKind::lease_result:
+      s += e.lease.present ? " owner " + e.lease.owner + " epoch " + std::to_string(e.lease.epoch) +
+                                 (e.lease.expires_ms > node_now() ? format(" for %.0f ms", e.lease.expires_ms - node_now())
+                                                                  : std::string(" expired"))
+                           : std::string(" empty");
+      break;
+    case EventKind::lifecycle: s += std::string(" ") + to_string(e.lifecycle); break;
+    default: break;
+  }
+  return s;
+}
+
+// Empty for what the trace leaves out: term changes show as role changes, and routine
+// frames (hello, presence, heartbeat) only when every frame is traced.
+std::string World::describe(const Effect& fx) const {
+  switch (fx.kind) {
+    case EffectKind::broadcast: {
+      std::string frame = describe_frame(fx.bytes);
+      bool routine = frame.rfind("goodbye", 0) != 0 && frame.rfind("abdicate-request", 0) != 0;
+      return routine && !trace_all_frames_ ? std::string() : "sends " + frame;
+    }
+    case EffectKind::lock_request: return "lock-request " + fx.resource + " " + to_string(fx.lock_mode);
+    case EffectKind::allocate_epoch: return "allocate-epoch " + fx.resource + " above " + std::to_string(fx.epoch);
+    case EffectKind::elected:
+    case EffectKind::deposed: return std::string();
+    default: return std::string(to_string(fx.kind)) + " " + fx.resource;
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -540,10 +832,10 @@ void World::check(double now) {
   double stale_bound = opt_.authority == Authority::web_locks ? 50
                        : opt_.authority == Authority::lease ? 5000 / 3.0 + 50
                                                             : 3000 + 1000;
-  for (const char* res : kResources) {
+  for (const auto& res : resources_) {
     bool has_leader = false;
     for (const auto& t : tabs_) {
-      auto key = std::make_pair(t->index, std::string(res));
+      auto key = std::make_pair(t->index, res);
       if (t->state != TabState::running) {
         stale_since_.erase(key);  // a frozen tab cannot act; its window restarts at thaw
         continue;
@@ -579,9 +871,8 @@ void World::check(double now) {
 }
 
 void World::violation(const std::string& what) {
-  char at[48];
-  std::snprintf(at, sizeof at, "t=%.2f ms: ", clock_ms_);
-  report_.violations.push_back(at + what);
+  report_.violations.push_back(format("t=%.2f ms: ", clock_ms_) + what);
+  if (trace_) trace("VIOLATION " + what);
 }
 
 }  // namespace baton::sim

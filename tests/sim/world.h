@@ -1,10 +1,17 @@
 // A deterministic simulation of one browser profile: N tabs running the election core
-// against simulated Web Locks, BroadcastChannel, localStorage and an IndexedDB lease
-// store, driven by one seeded scheduler, with faults. After every step it checks the
-// invariants of DESIGN.md; a failing seed replays exactly.
+// against simulated Web Locks, BroadcastChannel, a durable epoch counter and an
+// IndexedDB lease store, driven by one seeded scheduler, with faults. After every step
+// it checks the invariants (check(): safety through the fence, bounded stale ownership;
+// at the end, the liveness bound); a failing seed replays exactly.
+//
+// Two drivers share this world: `run()` injects seeded random faults (baton_sim), and
+// the scenario interpreter (tests/core/scenario/) calls the fault and network methods
+// below one command at a time. Random faults draw from their own stream, so a run
+// written out as a scenario (the faults as commands) replays the same network jitter.
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <queue>
@@ -14,6 +21,7 @@
 #include "core/fence.h"
 #include "core/node.h"
 #include "core/random.h"
+#include "names.h"
 
 namespace baton::sim {
 
@@ -35,8 +43,21 @@ struct Options {
   bool fence = true;         // false: the effect receiver accepts stale epochs
   bool steal = true;         // false: the lock manager ignores steal requests
   size_t max_steps = 0;      // 0: run to the end of fault_ms + quiet_ms
-  bool trace = false;
+  // false: every latency is its fixed base (hand-written scenarios read exact times).
+  bool jitter = true;
 };
+
+// What a scenario or a replayed seed says about one tab it opens.
+struct TabSpec {
+  std::string name;
+  std::vector<std::string> capabilities;
+  std::string app_version = "1.0";
+  bool visible = true;
+};
+
+// The storage behind epochs and leases: answering, failing, or never answering.
+enum class StorageMode : uint8_t { works, broken, hung };
+const char* to_string(StorageMode m);
 
 struct Report {
   uint64_t steps = 0;
@@ -53,9 +74,58 @@ struct Report {
 class World {
  public:
   explicit World(Options options);
+  // Seeded random faults, then a quiet period, then the liveness bound.
   Report run();
 
   static constexpr const char* kResources[2] = {"ws", "sync"};
+
+  // Named trace lines ("  1203.50 tab2 ws: leader -> follower (frozen)"); nothing is
+  // formatted when no sink is set.
+  using Sink = std::function<void(const std::string&)>;
+  void set_trace(Sink sink) { trace_ = std::move(sink); }
+  // Receives each random fault as the scenario command that repeats it.
+  void set_recorder(Sink recorder) { record_ = std::move(recorder); }
+  // true: every broadcast frame is traced, not only goodbyes and abdicate requests.
+  void trace_all_frames(bool on) { trace_all_frames_ = on; }
+
+  // The scenario interpreter's commands. Tabs are named; -1 means no such tab.
+  int find_tab(const std::string& name) const;
+  int open_tab(const TabSpec& spec);
+  void join(int tab, const std::string& resource, const Policy& policy);
+  void leave(int tab, const std::string& resource);
+  void crash(int tab);
+  void close(int tab);
+  void freeze(int tab, bool announce);
+  void thaw(int tab);
+  void set_visible(int tab, bool visible);
+  void send(int tab, Event e);                      // online, offline, abdicate, ...
+  void inject(int tab, std::vector<uint8_t> bytes);  // a frame from a hostile sender
+  void jump_clock(double delta_ms);
+  void set_storage(StorageMode mode) { storage_ = mode; }
+  void set_network_faults(bool on) { faults_on_ = on; }
+  void end_faults();
+  // Runs every step due at or before `until_ms` (simulated time since the start).
+  void run_until(double until_ms);
+  // The liveness bound of run(): a leader within the stated time after faults stopped.
+  void check_liveness();
+  // Frames from `from` to `to` (empty: any) are held instead of delivered, until
+  // deliver() sends them on or drop() loses them; unhold() ends every hold.
+  void hold(const std::string& from, const std::string& to);
+  size_t deliver(const std::string& from, const std::string& to);
+  size_t drop(const std::string& from, const std::string& to);
+  void unhold();
+
+  // What the interpreter prints.
+  double now_ms() const { return clock_ms_; }
+  const Node& node(int tab) const { return *tabs_[tab]->node; }
+  const std::string& name(int tab) const { return tabs_[tab]->id; }
+  const char* tab_state(int tab) const;
+  size_t tab_count() const { return tabs_.size(); }
+  const std::vector<std::string>& resources() const { return resources_; }
+  std::string lock_state(const std::string& resource) const;
+  std::string lease_state(const std::string& resource) const;
+  std::string fence_state(const std::string& resource) const;
+  const Report& report() const { return report_; }
 
  private:
   enum class TabState : uint8_t { running, frozen, crashed, closed };
@@ -70,6 +140,7 @@ class World {
     bool visible = true;
     uint64_t timer_token = 0;      // bumps to cancel the previous timer
     std::map<std::string, uint64_t> lock_request;  // the glue's current request per resource
+    std::map<std::string, Role> roles;             // as last traced
   };
 
   enum class Kind : uint8_t { timer, deliver, callback, lease_txn, release_crashed, fault, end_faults };
@@ -79,6 +150,7 @@ class World {
     uint64_t seq;
     Kind kind;
     int tab;
+    int from = -1;        // sender of a delivery
     uint64_t token;       // timer token or instance
     uint64_t request;     // lock request a lock callback belongs to (0: none)
     Event event;          // for callbacks
@@ -97,14 +169,27 @@ class World {
     std::deque<LockRequest> waiting;
   };
 
+  // A frame held back by hold(), with its sender and recipient.
+  struct Held {
+    int from;
+    int to;
+    std::vector<uint8_t> bytes;
+  };
+  struct HoldRule {
+    std::string from, to;
+  };
+
   // Scheduling.
+  void step(Scheduled& s);
+  // A latency: its base, plus up to `spread` more when jitter is on.
+  double latency(double base, double spread) { return opt_.jitter ? base + net_rng_.unit() * spread : base; }
   void schedule(Scheduled s);
   void schedule_timer(Tab& t);
   void schedule_callback(Tab& t, Event e, double latency, uint64_t request = 0);
   double node_now() const { return clock_ms_ + clock_offset_ms_; }
 
   // Tabs.
-  int open_tab();
+  int open_random_tab();
   void deliver(Tab& t, const Event& e);
   void apply(Tab& t, const std::vector<Effect>& effects);
   void guarded_effects(Tab& t);
@@ -121,8 +206,12 @@ class World {
 
   // Faults.
   void random_fault();
-  void freeze(Tab& t, bool announce);
-  void thaw(Tab& t);
+  void record(const std::string& command);
+  void trace(const std::string& line);
+  void trace_tab(const Tab& t, const std::string& what);
+  void trace_roles(Tab& t);
+  std::string describe(const Event& e) const;
+  std::string describe(const Effect& fx) const;
 
   // Checks.
   void check(double now);
@@ -130,7 +219,8 @@ class World {
   void violation(const std::string& what);
 
   Options opt_;
-  Random rng_;
+  Random fault_rng_;  // which fault, which tab, what a new tab offers
+  Random net_rng_;    // latencies, loss, duplication, reordering
   double clock_ms_ = 0;
   double clock_offset_ms_ = 1.7e12;  // node time = wall clock, jumps move it
   uint64_t seq_ = 0;
@@ -143,6 +233,13 @@ class World {
   std::map<std::string, LockQueue> locks_;
   std::map<std::string, uint64_t> epoch_store_;
   std::map<std::string, LeaseRecord> lease_store_;
+  StorageMode storage_ = StorageMode::works;
+  std::vector<std::string> resources_;  // every resource a tab joined, in order
+  std::vector<HoldRule> holds_;
+  std::vector<Held> held_;
+  Sink trace_;
+  Sink record_;
+  bool trace_all_frames_ = false;
   Fence receiver_;  // the guarded side effects' receiver (a server)
   std::map<std::string, uint64_t> highest_accepted_;
   std::map<std::pair<std::string, uint64_t>, uint64_t> term_owner_;  // (res, epoch) -> instance
@@ -151,7 +248,5 @@ class World {
   std::map<std::pair<int, std::string>, double> stale_since_;
   Report report_;
 };
-
-const char* authority_name(Authority a);
 
 }  // namespace baton::sim

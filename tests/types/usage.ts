@@ -6,8 +6,14 @@ import {
   Fence,
   leaderElection,
   load,
+  NoLeaderError,
+  RemoteError,
+  RequestError,
   requestLeadership,
   type Baton,
+  type LeaderStateSnapshot,
+  type LeaderStateView,
+  type RequestAnswer,
   type BatonMetrics,
   type Election,
   type LeadershipChange,
@@ -137,6 +143,36 @@ export async function testing(): Promise<void> {
   await elector.die();
 }
 
+// 5b. Requests to the leader and leader state.
+export async function talk(): Promise<void> {
+  const baton = createBaton({ namespace: 'app' });
+  const handle = baton.lead('ws', {
+    accept: (message, from) => typeof message === 'object' && from.tab !== '',
+    async serve(message, from, token, signal) {
+      if (signal.aborted) throw new Error('stepped down');
+      return { ok: true, id: from.requestId, epoch: token.epoch, message };
+    },
+    run: () => handle.setState({ connected: true }),
+  });
+  const answer: { ok: boolean } = await baton.request<{ ok: boolean }>('ws', { kind: 'send' }, { timeoutMs: 2000 });
+  const full: RequestAnswer<string> = await baton.request<string>('ws', 'x', { full: true, id: 'op-1', signal: new AbortController().signal });
+  console.log(answer.ok, full.value, full.epoch, full.leader, full.requestId);
+  try {
+    await baton.request('ws', 1);
+  } catch (error) {
+    if (error instanceof NoLeaderError) console.log(error.code === 'NO_LEADER', error.resource);
+    else if (error instanceof RequestError) console.log(error.code);
+    else if (error instanceof RemoteError) console.log(error.name, error.epoch, error.leader);
+  }
+  const view: LeaderStateView<{ connected: boolean }> = baton.leaderState<{ connected: boolean }>('ws');
+  const snapshot: LeaderStateSnapshot<{ connected: boolean }> | null = view.get();
+  const off = view.onChange((s) => console.log(s.value.connected, s.epoch, s.stale));
+  console.log(snapshot?.stale, baton.metrics().talk['ws']?.staleAnswers);
+  off();
+  view.close();
+  await handle.setState({ connected: false });
+}
+
 // 6. What the types reject (each line must be an error, or tsc fails on the directive).
 export function rejected(): void {
   // @ts-expect-error namespace is required
@@ -149,6 +185,10 @@ export function rejected(): void {
   leaderElection.create({ heartbeatMs: 10 });
   // @ts-expect-error onLeader is required
   requestLeadership('x');
+  // @ts-expect-error timeoutMs is a number
+  createBaton({ namespace: 'n' }).request('ws', 1, { timeoutMs: '5s' });
+  // @ts-expect-error serve is a function
+  createBaton({ namespace: 'n' }).lead('ws', { serve: 'echo' });
   // @ts-expect-error isLeader is a property in broadcast-channel's API, not a method
   createLeaderElection('x').isLeader();
 }

@@ -6,10 +6,14 @@
 namespace baton {
 namespace {
 
-// A claimed epoch this far above anything known is forged or corrupt: honouring it
-// would let one message exhaust the epoch space.
+// A claimed epoch at or above kPlausibleEpoch, or more than kMaxEpochJump above the
+// confirmed floor (even a floor of 0, when nothing is known yet), is forged or corrupt:
+// honouring it would let one message exhaust the epoch space. Measuring the jump from
+// the confirmed floor, not from other claims, stops a stream of claims from ratcheting.
 constexpr uint64_t kPlausibleEpoch = uint64_t{1} << 40;
 constexpr uint64_t kMaxEpochJump = uint64_t{1} << 20;
+// Answers to frames (see Node::answer) are sent at most this often per heartbeat.
+constexpr double kAnswersPerHeartbeat = 10;
 // Consecutive lease transaction failures before the lease is given up for broadcast-only.
 constexpr uint32_t kLeaseFailuresBeforeFallback = 3;
 constexpr double kMaxRefreshHeartbeats = 60;
@@ -31,7 +35,9 @@ Effect make(EffectKind kind, const std::string& resource, LockMode mode = LockMo
 
 // Followers announce at most 60 heartbeats between refreshes (see refresh_ms()).
 Node::Node(Config config)
-    : config_(std::move(config)), rng_(config_.seed), presence_(config_.heartbeat_ms * kMaxRefreshHeartbeats) {}
+    : config_(std::move(config)),
+      rng_(config_.seed),
+      presence_(config_.heartbeat_ms * kMaxRefreshHeartbeats, config_.suspect_ms) {}
 
 // ---------------------------------------------------------------------------------------
 // The entry point.
@@ -71,21 +77,7 @@ std::vector<Effect> Node::step(const Event& e) {
       if (r) on_lease_result(*r, e.lease, now, out);
       break;
     case EventKind::lease_failed:
-      if (r) {
-        r->lease_op = LeaseOp::none;
-        ++metrics_.storage_failures;
-        degraded_ = true;
-        if (r->role == Role::leader) {
-          step_down(*r, Reason::storage_failed, now, out);
-        } else if (r->role != Role::follower) {
-          set_role(*r, Role::follower, Reason::storage_failed, now);  // nothing was acquired
-        }
-        if (++lease_failures_ >= kLeaseFailuresBeforeFallback && config_.authority == Authority::lease) {
-          config_.authority = Authority::broadcast;
-          trigger_all(now);
-        }
-        fail_acquisition(*r, now);
-      }
+      if (r) on_lease_failed(*r, Degraded::storage_failed, now, out);
       break;
     case EventKind::lifecycle: on_lifecycle(e.lifecycle, now, out); break;
     case EventKind::online:
@@ -235,9 +227,7 @@ void Node::on_message(const Event& e, Effects& out) {
   for (const auto& c : f.claims) on_claim(f, c, now, out);
 
   switch (f.kind) {
-    case wire::Kind::hello:
-      send(frame(wire::Kind::presence), out);
-      break;
+    case wire::Kind::hello: answer(now, out); break;
     case wire::Kind::goodbye: on_goodbye(f, now, out); break;
     case wire::Kind::abdicate_request: on_abdicate_request(f, now, out); break;
     case wire::Kind::presence:
@@ -288,7 +278,7 @@ void Node::on_lock_granted(Resource& r, double now, Effects& out) {
   r.lock = LockState::held;
   set_role(r, Role::candidate, r.stealing ? Reason::steal : Reason::lock_granted, now);
   r.stealing = false;
-  request_epoch(r, out);
+  request_epoch(r, now, out);
 }
 
 void Node::on_lock_lost(Resource& r, double now, Effects& out) {
@@ -301,39 +291,104 @@ void Node::on_lock_lost(Resource& r, double now, Effects& out) {
   trigger(r, now);
 }
 
-// Asks the durable counter for the next epoch above every term seen.
-void Node::request_epoch(Resource& r, Effects& out) {
+// Asks the durable counter for the next epoch above the confirmed floor. Claims are
+// hints that must not reach the store, or one forged frame would move the floor for good.
+void Node::request_epoch(Resource& r, double now, Effects& out) {
   Effect alloc = make(EffectKind::allocate_epoch, r.name);
-  alloc.epoch = r.max_epoch;
+  alloc.epoch = config_.mutations.trust_claims ? r.max_epoch : r.floor_epoch;
   out.push_back(std::move(alloc));
   r.allocating = true;
+  r.allocating_since_ms = now;
+  r.wake_ms = std::min(r.wake_ms, now + config_.storage_timeout_ms);
+}
+
+void Node::check_storage_timeouts(Resource& r, double now, Effects& out) {
+  if (r.allocating) {
+    double due = r.allocating_since_ms + config_.storage_timeout_ms;
+    if (now < due) {
+      r.wake_ms = std::min(r.wake_ms, due);
+    } else {
+      // A hung store must not leave the lock holder a candidate for ever: lead on a
+      // made-up epoch above every own term, and say that it may repeat. A late answer
+      // is ignored.
+      r.allocating = false;
+      ++metrics_.storage_failures;
+      degraded_ = Degraded::storage_timeout;
+      if (r.role == Role::candidate) finish_candidacy(r, r.floor_epoch + 1, Degraded::storage_timeout, now, out);
+    }
+  }
+  if (r.lease_op != LeaseOp::none) {
+    double due = r.lease_started_ms + config_.storage_timeout_ms;
+    if (now < due) r.wake_ms = std::min(r.wake_ms, due);
+    else on_lease_failed(r, Degraded::storage_timeout, now, out);
+  }
+}
+
+void Node::on_lease_failed(Resource& r, Degraded why, double now, Effects& out) {
+  r.lease_op = LeaseOp::none;
+  ++metrics_.storage_failures;
+  degraded_ = why;
+  if (r.role == Role::leader) {
+    step_down(r, Reason::storage_failed, now, out);
+  } else if (r.role != Role::follower) {
+    set_role(r, Role::follower, Reason::storage_failed, now);  // nothing was acquired
+  }
+  if (++lease_failures_ >= kLeaseFailuresBeforeFallback && config_.authority == Authority::lease) {
+    config_.authority = Authority::broadcast;
+    fell_back_ = true;
+    // Terms held under the lease end with it; they start again, degraded, without it.
+    for (auto& [name, other] : resources_) {
+      if (other.role == Role::leader) step_down(other, Reason::storage_failed, now, out);
+    }
+    trigger_all(now);
+  }
+  fail_acquisition(r, now);
 }
 
 void Node::on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double now, Effects& out) {
-  if (!r.allocating) return;  // nothing was asked: not an answer to us
+  if (!r.allocating) return;  // nothing was asked (or it timed out): not an answer to us
   r.allocating = false;
   if (r.role != Role::candidate) return;  // the attempt ended meanwhile
+  Degraded why = Degraded::none;
   if (!durable) {
-    degraded_ = true;
-    ++metrics_.storage_failures;
-  }
-  if (durable && epoch <= r.max_epoch) {
-    // A newer term was seen while the counter answered: allocate again above it, so
-    // that every epoch still comes from the durable counter and none is issued twice.
-    request_epoch(r, out);
+    why = Degraded::not_durable;
+  } else if (claims_decide() && epoch <= r.floor_epoch && !r.reallocated) {
+    // Broadcast-only: a newer term was claimed while the counter answered. Allocate
+    // again above it (once: a store that ignores the floor is not asked for ever).
+    request_epoch(r, now, out);
+    r.reallocated = true;
     return;
+  } else if (epoch <= r.floor_epoch) {
+    why = Degraded::store_regressed;  // at or below an epoch this tab already used
+  } else if (epoch <= r.max_epoch) {
+    // Another tab claims a term at or above this one. Either the store lost epochs
+    // (cleared, restored) or the claim is forged; the claim cannot move the floor, so
+    // this term runs degraded instead.
+    why = Degraded::behind_claim;
+  } else if (fell_back_) {
+    // The others' terms come from lease records this counter knows nothing of.
+    why = Degraded::storage_failed;
   }
-  // Degraded (no durable counter): the best we can do is above every term seen.
-  epoch = std::max(epoch, r.max_epoch + 1);
+  if (why != Degraded::none) {
+    degraded_ = why;
+    if (why != Degraded::behind_claim) ++metrics_.storage_failures;
+  }
+  // Above every term this tab confirmed, whatever the store said.
+  finish_candidacy(r, std::max(epoch, r.floor_epoch + 1), why, now, out);
+}
+
+void Node::finish_candidacy(Resource& r, uint64_t epoch, Degraded degraded, double now, Effects& out) {
+  r.reallocated = false;
   if (config_.authority == Authority::broadcast && !r.leader.empty() && r.leader != config_.id &&
       !leader_silent(r, now, config_.suspect_ms)) {
     // A live leader showed up while the epoch was being allocated.
     set_role(r, Role::follower, Reason::conflict, now);
+    r.floor_epoch = std::max(r.floor_epoch, epoch);
     r.max_epoch = std::max(r.max_epoch, epoch);
     fail_acquisition(r, now);
     return;
   }
-  become_leader(r, epoch, r.reason == Reason::steal ? Reason::steal : Reason::epoch_ready, now, out);
+  become_leader(r, epoch, r.reason == Reason::steal ? Reason::steal : Reason::epoch_ready, degraded, now, out);
 }
 
 void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effects& out) {
@@ -342,8 +397,12 @@ void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effe
   lease_failures_ = 0;
   if (!same_record(rec, r.lease)) r.lease_seen_ms = now;
   r.lease = rec;
-  if (rec.present && rec.epoch > r.max_epoch) r.max_epoch = rec.epoch;
-  if (rec.present) fence_.observe(r.name, rec.epoch);
+  uint64_t claimed = r.max_epoch;  // before this record: what frames and older records said
+  if (rec.present) {
+    r.max_epoch = std::max(r.max_epoch, rec.epoch);
+    r.floor_epoch = std::max(r.floor_epoch, rec.epoch);  // the lease store is the authority
+    fence_.observe(r.name, rec.epoch);
+  }
   bool mine = rec.present && rec.owner == config_.id && rec.generation == config_.generation &&
               rec.expires_ms > now;
   if (r.left) {
@@ -356,7 +415,10 @@ void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effe
     r.lease_valid_until_ms = r.lease_started_ms + config_.lease_ms * 5 / 6;
     r.renew_ms = r.lease_started_ms + config_.lease_ms / 3;
     if (r.role != Role::leader) {
-      become_leader(r, rec.epoch, Reason::lease_acquired, now, out);
+      // A record at or below a claimed term: the lease store lost records (cleared) or
+      // the claim is forged. The term runs, but says that its epoch may repeat.
+      Degraded why = rec.epoch <= claimed && !claims_decide() ? Degraded::behind_claim : Degraded::none;
+      become_leader(r, rec.epoch, Reason::lease_acquired, why, now, out);
     }
   } else {
     if (r.role == Role::leader) {
@@ -406,55 +468,63 @@ void Node::on_dispose(double now, Effects& out) {
 // ---------------------------------------------------------------------------------------
 // Frames from other tabs.
 
+// A claim is a hint. Under Web Locks and the lease, nothing it says deposes the holder of
+// the authority or moves the confirmed floor; the authority is asked to confirm instead.
+// Broadcast-only has no authority, so there the newest claim decides: a forged claim can
+// end the current term, and the next term starts above it (at most kMaxEpochJump above
+// the floor), so the damage is that one term. The README's security model states this.
 void Node::on_claim(const wire::Frame& f, const wire::Claim& c, double now, Effects& out) {
   auto it = resources_.find(c.resource);
   if (it == resources_.end() || it->second.left) return;
   Resource& r = it->second;
-  if (c.epoch > kPlausibleEpoch || (r.max_epoch > 0 && c.epoch > r.max_epoch + kMaxEpochJump)) {
+  if (c.epoch >= kPlausibleEpoch || c.epoch > r.floor_epoch + kMaxEpochJump) {
     ++metrics_.dropped_forged_epoch;
     return;
   }
   r.max_epoch = std::max(r.max_epoch, c.epoch);
-  // Only the broadcast-only mode takes a claim as authority; elsewhere it is a hint.
-  if (config_.authority == Authority::broadcast) fence_.observe(r.name, c.epoch);
+  if (claims_decide()) {
+    r.floor_epoch = std::max(r.floor_epoch, c.epoch);
+    fence_.observe(r.name, c.epoch);
+  }
 
   if (r.role == Role::leader) {
     bool newer = c.epoch > r.epoch;
     bool same = c.epoch == r.epoch;
     if (!newer && !same) {
-      heartbeat_due_ms_ = std::min(heartbeat_due_ms_, now);  // tell the stale leader now
+      answer(now, out);  // tells the stale leader
       return;
     }
-    switch (config_.authority) {
-      case Authority::broadcast: {
-        const Candidate* rival = presence_.find(f.sender);
-        bool rival_wins = newer || (rival && ranks_before(view_of(*rival, now), self_view(), r.name, now));
-        if (rival_wins) {
-          step_down(r, newer ? Reason::newer_epoch : Reason::conflict, now, out, false);
-          set_leader(r, f.sender, c.epoch, now, out);
-        } else {
-          heartbeat_due_ms_ = std::min(heartbeat_due_ms_, now);
-        }
-        break;
+    if (claims_decide()) {
+      const Candidate* rival = presence_.find(f.sender);
+      bool rival_wins = newer || (rival && ranks_before(view_of(*rival, now), self_view(), r.name, now));
+      if (rival_wins) {
+        step_down(r, newer ? Reason::newer_epoch : Reason::conflict, now, out, false);
+        set_leader(r, f.sender, c.epoch, now, out);
+      } else {
+        answer(now, out);
       }
-      case Authority::lease:
-        // The lease record decides: renew now and step down if it names another owner.
-        ++metrics_.epoch_conflicts;
-        if (r.lease_op == LeaseOp::none) r.renew_ms = now;
+      return;
+    }
+    ++metrics_.epoch_conflicts;
+    if (config_.authority == Authority::lease) {
+      // The lease record decides: renew now (at most once a heartbeat) and step down if
+      // it names another owner.
+      if (r.lease_op == LeaseOp::none && now - r.lease_started_ms >= config_.heartbeat_ms) {
+        r.renew_ms = now;
         trigger(r, now, true);
-        break;
-      case Authority::web_locks:
-        // The lock decides: a thawed leader whose lock was stolen hears lock_lost. A
-        // leader whose own timers stalled steps down without waiting for it.
-        ++metrics_.epoch_conflicts;
-        if (timers_stalled(now)) step_down(r, Reason::stalled, now, out, false);
-        break;
+      }
+    } else if (timers_stalled(now)) {
+      // The lock decides: a thawed leader whose lock was stolen hears lock_lost. A
+      // leader whose own timers stalled steps down without waiting for it.
+      step_down(r, Reason::stalled, now, out, false);
     }
     return;
   }
-  if (r.leader.empty() || c.epoch >= r.leader_epoch || leader_silent(r, now, config_.suspect_ms)) {
-    set_leader(r, f.sender, c.epoch, now, out);
-  }
+  // A follower keeps a leader that makes progress: another claimant is adopted only when
+  // none is known, the known one went silent, or (broadcast-only) it claims a newer term.
+  bool adopt = r.leader.empty() || leader_silent(r, now, config_.suspect_ms) ||
+               (f.sender == r.leader ? c.epoch >= r.leader_epoch : claims_decide() && c.epoch >= r.leader_epoch);
+  if (adopt) set_leader(r, f.sender, c.epoch, now, out);
 }
 
 void Node::on_goodbye(const wire::Frame& f, double now, Effects& out) {
@@ -474,26 +544,37 @@ void Node::on_goodbye(const wire::Frame& f, double now, Effects& out) {
   }
 }
 
+// Another tab asks this one to give up `subject`. Honoured only when a rule allows it:
+// this tab's own timers stalled, or (preferVisible) this tab is hidden and the asker is a
+// visible, alive, eligible tab, at most once per suspect timeout per asker. Otherwise the
+// answer shows that this tab still leads.
 void Node::on_abdicate_request(const wire::Frame& f, double now, Effects& out) {
   if (f.target != config_.id) return;
   auto it = resources_.find(f.subject);
   if (it == resources_.end() || it->second.role != Role::leader) {
-    send(frame(wire::Kind::presence), out);  // tells the asker we do not lead it
+    answer(now, out);  // tells the asker we do not lead it
     return;
   }
   Resource& r = it->second;
-  const Candidate* asker = presence_.find(f.sender);
   if (timers_stalled(now)) {
     // Our timers stopped (frozen or throttled): hand over while a handler still runs.
     step_down(r, Reason::stalled, now, out);
-  } else if (r.policy.prefer_visible && lifecycle_ == Lifecycle::hidden && asker &&
-             asker->lifecycle == Lifecycle::active) {
+    return;
+  }
+  if (visible_asker_may_take_over(r, f.sender, now) &&
+      presence_.allow_request(f.sender, now, config_.suspect_ms)) {
     step_down(r, Reason::prefer_visible, now, out);
     r.backoff_until_ms = now + config_.heartbeat_ms;
-  } else {
-    // Alive: the tick sequence in this heartbeat proves progress to the asker.
-    send_heartbeat(now, out);
+    return;
   }
+  answer(now, out);
+}
+
+bool Node::visible_asker_may_take_over(const Resource& r, const std::string& asker_id, double now) const {
+  if (!r.policy.prefer_visible || lifecycle_ != Lifecycle::hidden) return false;
+  const Candidate* asker = presence_.find(asker_id);
+  if (!asker || asker->lifecycle != Lifecycle::active) return false;
+  return is_eligible(view_of(*asker, now), r.policy, r.name, newest_app_version(r, now));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -502,6 +583,7 @@ void Node::on_abdicate_request(const wire::Frame& f, double now, Effects& out) {
 void Node::evaluate(Resource& r, double now, Effects& out) {
   if (r.left) return;
   ++metrics_.elections;
+  check_storage_timeouts(r, now, out);
   switch (config_.authority) {
     case Authority::web_locks: evaluate_web_locks(r, now, out); break;
     case Authority::lease: evaluate_lease(r, now, out); break;
@@ -661,6 +743,7 @@ void Node::ask_hidden_leader(Resource& r, double now, Effects& out) {
 void Node::start_lease(Resource& r, LeaseOp op, double now, Effects& out) {
   r.lease_op = op;
   r.lease_started_ms = now;
+  r.wake_ms = std::min(r.wake_ms, now + config_.storage_timeout_ms);
   ++metrics_.lease_attempts;
   out.push_back(make(EffectKind::lease_try, r.name));
 }
@@ -691,7 +774,7 @@ void Node::evaluate_broadcast(Resource& r, double now, Effects& out) {
   }
   set_role(r, Role::candidate, r.named_successor ? Reason::leader_goodbye : Reason::takeover, now);
   r.named_successor = false;
-  request_epoch(r, out);
+  request_epoch(r, now, out);
 }
 
 LeaseRecord Node::lease_decide(const std::string& resource, const LeaseRecord& current, double now) {
@@ -718,7 +801,8 @@ LeaseRecord Node::lease_decide(const std::string& resource, const LeaseRecord& c
       rec.present = true;
       rec.owner = config_.id;
       rec.generation = config_.generation;
-      rec.epoch = continuing ? current.epoch : std::max(current.epoch, r.max_epoch) + 1;
+      uint64_t floor = config_.mutations.trust_claims ? r.max_epoch : r.floor_epoch;
+      rec.epoch = continuing ? current.epoch : std::max(current.epoch, floor) + 1;
       rec.expires_ms = now + config_.lease_ms;
       return rec;
     }
@@ -726,9 +810,11 @@ LeaseRecord Node::lease_decide(const std::string& resource, const LeaseRecord& c
   return none;
 }
 
-void Node::become_leader(Resource& r, uint64_t epoch, Reason why, double now, Effects& out) {
+void Node::become_leader(Resource& r, uint64_t epoch, Reason why, Degraded degraded, double now, Effects& out) {
   r.epoch = epoch;
+  r.degraded = degraded;
   r.max_epoch = std::max(r.max_epoch, epoch);
+  r.floor_epoch = std::max(r.floor_epoch, epoch);
   fence_.observe(r.name, epoch);
   set_role(r, Role::leader, why, now);
   set_leader(r, config_.id, epoch, now, out);
@@ -738,6 +824,7 @@ void Node::become_leader(Resource& r, uint64_t epoch, Reason why, double now, Ef
   Effect e = make(EffectKind::elected, r.name);
   e.epoch = epoch;
   e.reason = why;
+  e.degraded = degraded;
   out.push_back(std::move(e));
   heartbeat_due_ms_ = now;  // announce the new term right away
 }
@@ -761,6 +848,10 @@ void Node::step_down(Resource& r, Reason why, double now, Effects& out, bool ann
     bye.subject = r.name;
     bye.target = best_successor(r, now);
     send(std::move(bye), out);
+  } else if (was_leader) {
+    // Followers keep a leader that makes progress over a new claimant: a frame without
+    // the claim tells them at once that this term ended.
+    send(frame(wire::Kind::presence), out);
   }
   // A lease release completes when its transaction does.
   if (r.lease_op != LeaseOp::release) set_role(r, Role::follower, why, now);
@@ -842,10 +933,14 @@ CandidateView Node::view_of(const Candidate& c, double now) const {
           static_cast<double>(c.start_ms), true};
 }
 
+// A tab with newer code makes older ones yield while it leads, or for one suspect
+// timeout after it first appeared (time to take over). One frame with a made-up version
+// therefore vetoes eligibility for at most that long.
 std::string Node::newest_app_version(const Resource& r, double now) const {
   static const std::string kAny;
   std::string newest = config_.app_version;
   for (const auto& [id, c] : presence_.all()) {
+    if (id != r.leader && now - c.first_seen_ms >= config_.suspect_ms) continue;
     CandidateView v = view_of(c, now);
     Policy p = r.policy;
     p.newest_app_only = false;
@@ -971,6 +1066,16 @@ void Node::send_heartbeat(double now, Effects& out) {
   presence_due_ms_ = now + refresh_ms();
 }
 
+void Node::answer(double now, Effects& out) {
+  if (now - last_answer_ms_ < config_.heartbeat_ms / kAnswersPerHeartbeat) return;
+  last_answer_ms_ = now;
+  if (config_.mutations.answer_postpones_tick) {
+    send_heartbeat(now, out);  // the old bug: the reply pushes the own timer back
+    return;
+  }
+  send(frame(leads_anything() ? wire::Kind::heartbeat : wire::Kind::presence), out);
+}
+
 // Leaders show progress every heartbeat. Followers refresh their presence less often
 // the more tabs there are, so the channel's total traffic grows linearly with tabs.
 double Node::refresh_ms() const {
@@ -999,6 +1104,7 @@ ResourceView Node::view(const std::string& resource) const {
   v.leader_epoch = r.leader_epoch;
   v.leader_since_ms = r.leader_since_ms;
   v.eligible = self_eligible(r, last_now_ms_);
+  if (r.role == Role::leader) v.degraded = r.degraded;
   return v;
 }
 

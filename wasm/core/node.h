@@ -27,6 +27,13 @@ namespace baton {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
 
+// Deliberate bugs the simulation switches on to prove that its checks fire. The glue
+// never sets them; each one brings back a bug this core once had.
+struct Mutations {
+  bool answer_postpones_tick = false;  // a frame sent from a message handler delays the own timer
+  bool trust_claims = false;           // a claim deposes the authority's holder and moves the floor
+};
+
 struct Config {
   std::string id;
   uint32_t generation = 1;            // bumped by the glue when a page is restored from bfcache
@@ -42,9 +49,11 @@ struct Config {
   double hello_window_ms = 150;       // broadcast-only: a leader answers a hello within this
   double backoff_base_ms = 250;
   double backoff_max_ms = 10000;
+  double storage_timeout_ms = 1500;   // an epoch or lease answer later than this counts as failed
   double start_ms = 0;                // wall time the tab started (age bonus)
   uint64_t seed = 1;
   size_t log_capacity = 128;
+  Mutations mutations;
 };
 
 enum class LockMode : uint8_t { queue = 0, if_available = 1, steal = 2 };
@@ -66,7 +75,9 @@ enum class EventKind : uint8_t {
   lock_granted,
   lock_lost,            // a held lock's request rejected (stolen)
   lock_unavailable,     // an if_available request got nothing
-  epoch_allocated,      // durable counter answered: `epoch`, `durable`
+  epoch_allocated,      // the counter answered `epoch`; `durable` false when the glue had to
+                        // use a copy that cannot guarantee monotonicity (a fallback store,
+                        // a failed or aborted write): the term then runs degraded
   lease_result,         // the lease transaction committed; `lease` is the record now
   lease_failed,         // the lease transaction failed (storage error)
   lifecycle,            // `lifecycle` changed
@@ -109,6 +120,7 @@ struct Effect {
   LockMode lock_mode = LockMode::queue;
   uint64_t epoch = 0;
   Reason reason = Reason::none;
+  Degraded degraded = Degraded::none;  // elected: why this term's epoch may repeat an earlier one
 };
 
 struct Transition {
@@ -129,6 +141,7 @@ struct ResourceView {
   uint64_t leader_epoch = 0;
   double leader_since_ms = 0;
   bool eligible = false;
+  Degraded degraded = Degraded::none;  // own term when leading: fenced effects must be refused
 };
 
 class Node {
@@ -153,7 +166,9 @@ class Node {
   const Metrics& metrics() const { return metrics_; }
   const std::deque<Transition>& log() const { return log_; }
   Fence& fence() { return fence_; }
-  bool degraded() const { return degraded_; }
+  // True once any storage failure was seen; `degradation()` says the latest cause.
+  bool degraded() const { return degraded_ != Degraded::none; }
+  Degraded degradation() const { return degraded_; }
   std::vector<std::string> resources() const;
 
  private:
@@ -166,7 +181,12 @@ class Node {
     Role role = Role::follower;
     Reason reason = Reason::startup;
     uint64_t epoch = 0;            // own term
-    uint64_t max_epoch = 0;        // highest term known (own, claims, lease records)
+    uint64_t max_epoch = 0;        // highest term heard of (own, plausible claims, lease records)
+    // Highest term the authority confirmed: own terms and lease records (in broadcast-only
+    // mode, where no authority exists, claims too). Only this floor reaches the store, so
+    // that no frame can move the durable epoch floor.
+    uint64_t floor_epoch = 0;
+    Degraded degraded = Degraded::none;  // own term
     double wake_ms = 0;            // next evaluation (coalesced triggers land here)
     double joined_ms = 0;
     bool left = false;             // relinquished; kept only until a lease release commits
@@ -184,6 +204,8 @@ class Node {
     double abdicate_asked_ms = -1;   // when we asked a silent leader to abdicate
     bool stealing = false;           // a steal request is in flight
     bool allocating = false;         // an allocate_epoch effect awaits its answer
+    double allocating_since_ms = 0;
+    bool reallocated = false;        // broadcast-only: asked again above a newer claim
     // Lease.
     LeaseOp lease_op = LeaseOp::none;
     LeaseRecord lease;               // last record seen
@@ -215,6 +237,11 @@ class Node {
   void on_claim(const wire::Frame& f, const wire::Claim& c, double now, Effects& out);
   void on_goodbye(const wire::Frame& f, double now, Effects& out);
   void on_abdicate_request(const wire::Frame& f, double now, Effects& out);
+  bool visible_asker_may_take_over(const Resource& r, const std::string& asker_id, double now) const;
+  // True where no authority exists and the newest claim decides (broadcast-only).
+  bool claims_decide() const {
+    return config_.authority == Authority::broadcast || config_.mutations.trust_claims;
+  }
 
   // Decisions.
   void evaluate(Resource& r, double now, Effects& out);
@@ -226,10 +253,16 @@ class Node {
   bool defer_while_stalled(Resource& r, double now);
   void start_lease(Resource& r, LeaseOp op, double now, Effects& out);
   void ask_hidden_leader(Resource& r, double now, Effects& out);
-  void request_epoch(Resource& r, Effects& out);
+  void request_epoch(Resource& r, double now, Effects& out);
+  // Gives up on a store that did not answer in time (a hung IndexedDB open).
+  void check_storage_timeouts(Resource& r, double now, Effects& out);
+  void on_lease_failed(Resource& r, Degraded why, double now, Effects& out);
   void trigger(Resource& r, double now, bool immediate = false);
   void trigger_all(double now);
-  void become_leader(Resource& r, uint64_t epoch, Reason why, double now, Effects& out);
+  // Ends an epoch allocation: leads with `epoch`, unless (broadcast-only) a live leader
+  // appeared meanwhile.
+  void finish_candidacy(Resource& r, uint64_t epoch, Degraded degraded, double now, Effects& out);
+  void become_leader(Resource& r, uint64_t epoch, Reason why, Degraded degraded, double now, Effects& out);
   // Ends a term: gives the authority back and tells the others (goodbye names a successor).
   void step_down(Resource& r, Reason why, double now, Effects& out, bool announce = true);
   void set_role(Resource& r, Role to, Reason why, double now);
@@ -269,6 +302,10 @@ class Node {
   wire::Frame frame(wire::Kind kind) const;
   void send(wire::Frame f, Effects& out);
   void send_heartbeat(double now, Effects& out);
+  // A frame sent from a message handler (a reply to a hello, an abdicate request or a
+  // stale claim). It never moves the own timer: only the timer's heartbeat shows progress.
+  // Rate-limited, since one hostile sender could otherwise make every frame an echo.
+  void answer(double now, Effects& out);
   double refresh_ms() const;
   bool leads_anything() const;
   void handle_clock(double now);
@@ -283,15 +320,17 @@ class Node {
   Lifecycle lifecycle_ = Lifecycle::active;
   bool online_ = true;
   bool disposed_ = false;
-  bool degraded_ = false;
+  Degraded degraded_ = Degraded::none;
   uint64_t tick_seq_ = 1;
   double last_now_ms_ = 0;
   double expected_tick_ms_ = kNever;  // the deadline reported after the last step
   double heartbeat_due_ms_ = kNever;
   double presence_due_ms_ = 0;
+  double last_answer_ms_ = -kNever;
   bool said_hello_ = false;
   bool started_ = false;
   uint32_t lease_failures_ = 0;
+  bool fell_back_ = false;  // the lease store failed: broadcast-only, every term degraded
 };
 
 }  // namespace baton

@@ -23,13 +23,21 @@ struct Candidate {
   uint32_t refresh_ms = 1000;  // how often it promised to show progress
   double last_seen_ms = 0;     // local time of its last frame
   double last_progress_ms = 0; // local time its tick sequence last rose
+  double first_seen_ms = 0;    // local time this tab was first heard of
+  double generation_since_ms = 0;  // local time its current generation was first seen
+  double last_request_ms = -1; // local time an abdicate request of it was last honoured
 };
 
 class Presence {
  public:
   // `max_refresh_ms` caps the refresh interval a sender announces, so that one frame
   // cannot keep a silent tab "alive" for days.
-  explicit Presence(double max_refresh_ms = 60000) : max_refresh_ms_(max_refresh_ms) {}
+  // `stale_window_ms` bounds how long a higher generation hides frames of a lower one
+  // (the suspect timeout): late frames of a tab restored from bfcache arrive within
+  // milliseconds, while one forged frame with generation 2^32-1 and a real tab's id must
+  // not blind the table to that tab for longer.
+  explicit Presence(double max_refresh_ms = 60000, double stale_window_ms = 3000)
+      : max_refresh_ms_(max_refresh_ms), stale_window_ms_(stale_window_ms) {}
 
   enum class Observed : uint8_t { unchanged, joined, changed, stale_generation, table_full };
   // A flood of frames with made-up sender ids must not grow the table without bound.
@@ -47,6 +55,9 @@ class Presence {
   void shift(double delta_ms);
 
   const Candidate* find(const std::string& id) const;
+  // Rate limit for requests a sender makes (abdicate): true, and the request counts,
+  // when `id` is known and none of its requests was honoured within `every_ms`.
+  bool allow_request(const std::string& id, double now_ms, double every_ms);
   const std::map<std::string, Candidate>& all() const { return candidates_; }
   size_t size() const { return candidates_.size(); }
 
@@ -60,12 +71,14 @@ class Presence {
     uint32_t generation;
     uint64_t tick_seq;
     double last_progress_ms;
+    double first_seen_ms;
   };
   static constexpr size_t kMaxForgotten = 64;
 
   std::map<std::string, Candidate> candidates_;
   std::map<std::string, Forgotten> forgotten_;
   double max_refresh_ms_;
+  double stale_window_ms_;
 };
 
 }  // namespace baton

@@ -75,4 +75,16 @@ const char* to_string(Reason r) {
   return "?";
 }
 
+const char* to_string(Degraded d) {
+  switch (d) {
+    case Degraded::none: return "none";
+    case Degraded::not_durable: return "not-durable";
+    case Degraded::storage_timeout: return "storage-timeout";
+    case Degraded::store_regressed: return "store-regressed";
+    case Degraded::behind_claim: return "behind-claim";
+    case Degraded::storage_failed: return "storage-failed";
+  }
+  return "?";
+}
+
 }  // namespace baton

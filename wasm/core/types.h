@@ -48,11 +48,23 @@ enum class Reason : uint8_t {
   count_             // number of reasons, keep last
 };
 
+// Why a term's epoch may not be above every earlier term's. A degraded term must not
+// run fenced effects locally: the glue makes fenced() refuse while it is set.
+enum class Degraded : uint8_t {
+  none = 0,
+  not_durable,      // the store answered from a copy that cannot guarantee monotonicity
+  storage_timeout,  // the store did not answer in time; the epoch was made up locally
+  store_regressed,  // the store answered at or below an epoch this tab already used
+  behind_claim,     // the store answered at or below a term another tab claims
+  storage_failed,   // the lease store failed; this tab fell back to broadcast-only
+};
+
 const char* to_string(Authority a);
 const char* to_string(Lifecycle l);
 const char* to_string(Liveness l);
 const char* to_string(Role r);
 const char* to_string(Reason r);
+const char* to_string(Degraded d);
 
 // A leadership term for one resource. Epochs strictly increase per resource.
 struct Token {

@@ -10,6 +10,7 @@ import { randomId, resolveEnv, supportOf } from '../env.js';
 import { LIMITS, booleanOption, envOption, numberOption, optionsObject, stringOption } from '../options.js';
 import { singleElection } from './shared.js';
 import { reportError } from '../errors.js';
+import { DEFAULT_HEARTBEAT_MS } from '../constants.js';
 
 const CREATE_OPTIONS = ['channel', 'id', 'heartbeatMs', 'takeoverMs', '_forceFallback', 'env'];
 
@@ -22,7 +23,7 @@ function create(opts) {
   const o = optionsObject(where, 'opts', opts, CREATE_OPTIONS);
   const channel = stringOption(where, o, 'channel', { required: true });
   const id = stringOption(where, o, 'id', { maxBytes: LIMITS.idBytes }) ?? randomId();
-  const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: 1000, above: 0 });
+  const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: DEFAULT_HEARTBEAT_MS, above: 0 });
   const takeoverMs = numberOption(where, o, 'takeoverMs', { fallback: Math.max(3000, 3 * heartbeatMs), above: heartbeatMs });
   const forceFallback = booleanOption(where, o, '_forceFallback', false);
   const env = envOption(where, o);

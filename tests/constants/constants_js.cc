@@ -1,0 +1,119 @@
+// Prints js-glue/src/constants.js from the C++ core: every enum that crosses the
+// boundary (values and names), the wire limits and the timing defaults. The C++ headers
+// are the one source; ctest's constants-js fails when the JS file drifts from them.
+//
+//   constants_js FILE            exits 1 (and says so) if FILE differs
+//   constants_js --write FILE    writes FILE
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "core/node.h"
+#include "core/wire.h"
+#include "names.h"
+
+using namespace baton;
+
+namespace {
+
+// An enum as { identifier: value } (the C++ enumerator's spelling) and its names by value
+// (the dashed spelling that traces, metrics and the public API use).
+template <typename E>
+std::string enumeration(const char* object, const char* names, const char* comment) {
+  std::string by_id, by_value;
+  int last = -1;
+  for (int v = 0; v < 256; ++v) {
+    std::string name = to_string(static_cast<E>(v));
+    if (name == "?") continue;
+    std::string id = name;
+    for (char& c : id) c = c == '-' ? '_' : c;
+    by_id += "  " + id + ": " + std::to_string(v) + ",\n";
+    for (int gap = last + 1; gap < v; ++gap) by_value += "  null,\n";
+    by_value += "  '" + name + "',\n";
+    last = v;
+  }
+  return std::string("/** ") + comment + " */\nexport const " + object + " = {\n" + by_id +
+         "};\nexport const " + names + " = [\n" + by_value + "];\n\n";
+}
+
+std::string number(const char* name, double value, const char* comment) {
+  std::ostringstream s;
+  s << "  " << name << ": " << value << ", // " << comment << "\n";
+  return s.str();
+}
+
+std::string constant(const char* name, double value, const char* comment) {
+  std::ostringstream s;
+  s.precision(17);
+  s << "export const " << name << " = " << value << "; // " << comment << "\n";
+  return s.str();
+}
+
+std::string render() {
+  std::string js =
+      "// Generated from the C++ core by tests/constants/constants_js.cc: do not edit.\n"
+      "// Regenerate: build/native/tests/constants_js --write js-glue/src/constants.js\n\n";
+  js += enumeration<Authority>("Authority", "AUTHORITY_NAMES", "Authority in wasm/core/types.h.");
+  js += enumeration<Lifecycle>("Lifecycle", "LIFECYCLE_NAMES", "Lifecycle in wasm/core/types.h.");
+  js += enumeration<Liveness>("Liveness", "LIVENESS_NAMES", "Liveness in wasm/core/types.h.");
+  js += enumeration<Role>("Role", "ROLE_NAMES", "Role in wasm/core/types.h.");
+  js += enumeration<Reason>("Reason", "REASON_NAMES", "Reason in wasm/core/types.h.");
+  js += enumeration<EventKind>("EventKind", "EVENT_KIND_NAMES", "EventKind in wasm/core/node.h.");
+  js += enumeration<EffectKind>("EffectKind", "EFFECT_KIND_NAMES", "EffectKind in wasm/core/node.h.");
+  js += enumeration<LockMode>("LockMode", "LOCK_MODE_NAMES", "LockMode in wasm/core/node.h.");
+  js += enumeration<wire::Kind>("FrameKind", "FRAME_KIND_NAMES", "wire::Kind in wasm/core/wire.h.");
+
+  js += "/** What the wire format carries (wasm/core/wire.h); longer names are rejected up front. */\n";
+  js += "export const LIMITS = {\n";
+  js += number("idBytes", wire::kMaxIdBytes, "kMaxIdBytes");
+  js += number("resourceBytes", wire::kMaxResourceBytes, "kMaxResourceBytes");
+  js += number("capabilityBytes", wire::kMaxCapabilityBytes, "kMaxCapabilityBytes");
+  js += number("capabilities", wire::kMaxCapabilities, "kMaxCapabilities");
+  js += number("versionBytes", wire::kMaxVersionBytes, "kMaxVersionBytes");
+  js += number("claims", wire::kMaxClaims, "kMaxClaims: resources one tab can lead at once");
+  js += "};\n";
+  js += constant("PROTOCOL_VERSION", wire::kProtocolVersion, "wire::kProtocolVersion");
+  js += constant("MAX_FRAME_BYTES", wire::kMaxFrameBytes, "wire::kMaxFrameBytes");
+  js += constant("MAX_EPOCH", static_cast<double>(kMaxEpoch), "kMaxEpoch: the largest epoch exact as a double");
+
+  // One export each, so that the bundle carries only the defaults the glue uses.
+  Config c;
+  js += "\n// Config's defaults in wasm/core/node.h.\n";
+  js += constant("DEFAULT_HEARTBEAT_MS", c.heartbeat_ms, "heartbeat_ms");
+  js += constant("DEFAULT_SUSPECT_MS", c.suspect_ms, "suspect_ms");
+  js += constant("DEFAULT_LEASE_MS", c.lease_ms, "lease_ms");
+  js += constant("DEFAULT_STEAL_GRACE_MS", c.steal_grace_ms, "steal_grace_ms");
+  js += constant("DEFAULT_RANK_STAGGER_MS", c.rank_stagger_ms, "rank_stagger_ms");
+  js += constant("DEFAULT_TRIGGER_JITTER_MS", c.trigger_jitter_ms, "trigger_jitter_ms");
+  js += constant("DEFAULT_BACKOFF_BASE_MS", c.backoff_base_ms, "backoff_base_ms");
+  js += constant("DEFAULT_BACKOFF_MAX_MS", c.backoff_max_ms, "backoff_max_ms");
+  js += constant("DEFAULT_LOG_CAPACITY", static_cast<double>(c.log_capacity), "log_capacity");
+  return js;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool write = argc == 3 && !std::strcmp(argv[1], "--write");
+  if (argc != 2 && !write) {
+    std::fprintf(stderr, "usage: constants_js [--write] FILE\n");
+    return 2;
+  }
+  const char* path = argv[argc - 1];
+  std::string want = render();
+  if (write) {
+    std::ofstream(path, std::ios::binary) << want;
+    return 0;
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream have;
+  have << in.rdbuf();
+  if (have.str() == want) return 0;
+  std::fprintf(stderr,
+               "%s differs from the C++ core's enums, limits and defaults.\n"
+               "Regenerate it: build/native/tests/constants_js --write %s\n",
+               path, path);
+  return 1;
+}

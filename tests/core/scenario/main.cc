@@ -1,0 +1,91 @@
+// Runs scenario files and compares each command's output with the one written below it.
+//
+//   baton_scenarios FILE...             fails on the first difference, printing both
+//   baton_scenarios --rewrite FILE...   writes the actual outputs into the files
+//   BATON_REWRITE=1 ctest -R scenario   the same through ctest
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "interpreter.h"
+#include "script.h"
+
+using baton::scenario::Interpreter;
+using baton::scenario::Script;
+
+namespace {
+
+bool read(const std::string& path, std::string& text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::stringstream buf;
+  buf << in.rdbuf();
+  text = buf.str();
+  return true;
+}
+
+// Returns true if the file passed (or was rewritten).
+bool run_file(const std::string& path, bool rewrite) {
+  std::string text, error;
+  Script script;
+  if (!read(path, text)) {
+    std::fprintf(stderr, "%s: cannot read\n", path.c_str());
+    return false;
+  }
+  if (!baton::scenario::parse(text, script, error)) {
+    std::fprintf(stderr, "%s: %s\n", path.c_str(), error.c_str());
+    return false;
+  }
+  Interpreter interpreter;
+  std::vector<std::string> outputs;
+  bool ok = true;
+  for (const auto& step : script.steps) {
+    outputs.push_back(interpreter.run(step.command));
+    if (!rewrite && outputs.back() != step.expected) {
+      std::fprintf(stderr, "%s:%d: %s\n--- expected\n%s\n--- actual\n%s\n", path.c_str(), step.line,
+                   step.command.c_str(), step.expected.c_str(), outputs.back().c_str());
+      ok = false;
+      break;
+    }
+  }
+  if (interpreter.error()) {
+    std::fprintf(stderr, "%s: a command failed to run (see its output)\n", path.c_str());
+    ok = false;
+  }
+  if (interpreter.violated() && !interpreter.deliberate_bug()) {
+    std::fprintf(stderr, "%s: an invariant was violated (see VIOLATION in the trace)\n", path.c_str());
+    ok = false;
+  }
+  if (rewrite) {
+    std::string updated = baton::scenario::render(script, outputs);
+    if (updated != text) {
+      std::ofstream(path, std::ios::binary) << updated;
+      std::printf("rewrote %s\n", path.c_str());
+    }
+  }
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* env = std::getenv("BATON_REWRITE");
+  bool rewrite = env && *env && std::strcmp(env, "0") != 0;
+  std::vector<std::string> files;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--rewrite")) rewrite = true;
+    else files.push_back(argv[i]);
+  }
+  if (files.empty()) {
+    std::fprintf(stderr, "usage: baton_scenarios [--rewrite] FILE...\n");
+    return 2;
+  }
+  int failed = 0;
+  for (const auto& f : files) failed += run_file(f, rewrite) ? 0 : 1;
+  std::printf("%zu passed, %d failed\n", files.size() - failed, failed);
+  return failed ? 1 : 0;
+}

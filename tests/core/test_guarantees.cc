@@ -1,0 +1,358 @@
+// The guarantees that must hold under hostile frames and storage faults (DESIGN.md and
+// the README's security model), one fix per test.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/node.h"
+
+using namespace baton;
+
+namespace {
+
+Config config(const std::string& id, Authority a = Authority::web_locks) {
+  Config c;
+  c.id = id;
+  c.authority = a;
+  c.app_version = "1.0";
+  c.capabilities = {"ws.owner.v1"};
+  c.seed = 7;
+  return c;
+}
+
+Event event(EventKind kind, double now, const std::string& resource = "") {
+  Event e;
+  e.kind = kind;
+  e.now_ms = now;
+  e.resource = resource;
+  return e;
+}
+
+Event message(double now, const wire::Frame& f, std::vector<uint8_t>& keep) {
+  keep = wire::encode(f);
+  Event e = event(EventKind::message, now);
+  e.data = keep.data();
+  e.size = keep.size();
+  return e;
+}
+
+std::vector<Effect> deliver(Node& n, double now, const wire::Frame& f) {
+  std::vector<uint8_t> bytes;
+  return n.step(message(now, f, bytes));
+}
+
+const Effect* find(const std::vector<Effect>& fx, EffectKind kind) {
+  auto it = std::find_if(fx.begin(), fx.end(), [kind](const Effect& e) { return e.kind == kind; });
+  return it == fx.end() ? nullptr : &*it;
+}
+
+wire::Frame peer(const std::string& sender, wire::Kind kind = wire::Kind::presence) {
+  wire::Frame f;
+  f.kind = kind;
+  f.sender = sender;
+  f.generation = 1;
+  f.app_version = "1.0";
+  f.refresh_ms = 1000;
+  f.tick_seq = 1;
+  f.capabilities = {"ws.owner.v1"};
+  return f;
+}
+
+wire::Frame claim(const std::string& sender, const std::string& res, uint64_t epoch, uint64_t tick_seq = 1) {
+  wire::Frame f = peer(sender, wire::Kind::heartbeat);
+  f.claims = {{res, epoch}};
+  f.tick_seq = tick_seq;
+  return f;
+}
+
+std::vector<Effect> lead(Node& n, const std::string& res, double now, uint64_t epoch) {
+  n.step(event(EventKind::join, now, res));
+  n.step(event(EventKind::lock_granted, now + 1, res));
+  Event alloc = event(EventKind::epoch_allocated, now + 2, res);
+  alloc.epoch = epoch;
+  return n.step(alloc);
+}
+
+// Runs the node's own timer until `until`, delivering `frame` every `every_ms` between
+// ticks, the way a hostile or merely chatty tab would.
+struct Run {
+  int heartbeats = 0;
+  uint64_t ticks = 0;
+  bool deposed = false;
+};
+Run run_with_frames(Node& n, double from, double until, const wire::Frame& frame, double every_ms) {
+  Run r;
+  double next_frame = from;
+  uint64_t ticks_before = n.metrics().ticks;
+  for (double now = from; now < until;) {
+    double tick_at = n.next_deadline();
+    std::vector<Effect> fx;
+    if (next_frame < tick_at) {
+      now = next_frame;
+      next_frame += every_ms;
+      fx = deliver(n, now, frame);
+    } else {
+      now = tick_at;
+      fx = n.step(event(EventKind::tick, now));
+      for (const auto& e : fx) {
+        if (e.kind != EffectKind::broadcast) continue;
+        wire::Frame sent;
+        REQUIRE(wire::decode(e.bytes.data(), e.bytes.size(), sent) == wire::DecodeError::ok);
+        if (sent.kind == wire::Kind::heartbeat) ++r.heartbeats;
+      }
+    }
+    if (find(fx, EffectKind::deposed)) r.deposed = true;
+  }
+  r.ticks = n.metrics().ticks - ticks_before;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("liveness: frames answered from a message handler never postpone the leader's own timer") {
+  Node a(config("a"));
+  lead(a, "ws", 0, 3);
+  wire::Frame ask = peer("b", wire::Kind::abdicate_request);
+  ask.subject = "ws";
+  ask.target = "a";
+  // Two requests a second for 10 s: the timer still runs every heartbeat, so the tick
+  // sequence rises and the leader keeps leading.
+  Run r = run_with_frames(a, 10, 10000, ask, 500);
+  CHECK(!r.deposed);
+  CHECK(r.ticks >= 9);
+  CHECK(r.heartbeats >= 9);
+  CHECK(a.view("ws").role == Role::leader);
+}
+
+TEST_CASE("liveness mutation: a handler that postpones the timer starves the leader") {
+  Config c = config("a");
+  c.mutations.answer_postpones_tick = true;
+  Node a(c);
+  lead(a, "ws", 0, 3);
+  wire::Frame ask = peer("b", wire::Kind::abdicate_request);
+  ask.subject = "ws";
+  ask.target = "a";
+  Run r = run_with_frames(a, 10, 10000, ask, 500);
+  CHECK(r.deposed);  // the old bug: it judged itself stalled
+}
+
+TEST_CASE("liveness: stale claims and replays are answered at a bounded rate") {
+  Node a(config("a"));
+  lead(a, "ws", 0, 5);
+  uint64_t sent_before = a.metrics().frames_sent;
+  // A 20 000 frames/s burst for 100 ms of stale claims.
+  for (int i = 0; i < 2000; ++i) deliver(a, 100 + i * 0.05, claim("old", "ws", 2));
+  CHECK(a.metrics().frames_sent - sent_before <= 2);
+  CHECK(a.view("ws").role == Role::leader);
+}
+
+TEST_CASE("abdicate: a visible leader ignores requests; a hidden one honours a visible asker once") {
+  Config c = config("a");
+  Node a(c);
+  Event join = event(EventKind::join, 0, "ws");
+  join.policy.prefer_visible = true;
+  a.step(join);
+  a.step(event(EventKind::lock_granted, 1, "ws"));
+  Event alloc = event(EventKind::epoch_allocated, 2, "ws");
+  alloc.epoch = 1;
+  a.step(alloc);
+  REQUIRE(a.view("ws").role == Role::leader);
+
+  wire::Frame ask = peer("b", wire::Kind::abdicate_request);
+  ask.subject = "ws";
+  ask.target = "a";
+  CHECK(!find(deliver(a, 100, ask), EffectKind::deposed));  // a is visible
+
+  Event hide = event(EventKind::lifecycle, 200);
+  hide.lifecycle = Lifecycle::hidden;
+  a.step(hide);
+  a.step(event(EventKind::tick, 300));
+  wire::Frame hidden_asker = ask;
+  hidden_asker.sender = "c";
+  hidden_asker.lifecycle = Lifecycle::hidden;
+  CHECK(!find(deliver(a, 400, hidden_asker), EffectKind::deposed));  // the asker is hidden too
+
+  auto fx = deliver(a, 500, ask);  // b: visible, alive, eligible
+  REQUIRE(find(fx, EffectKind::deposed));
+  CHECK(find(fx, EffectKind::deposed)->reason == Reason::prefer_visible);
+
+  // Leading again, b's next request within a suspect timeout is not honoured.
+  a.step(event(EventKind::tick, 1550));  // after the backoff: queues for the lock again
+  a.step(event(EventKind::lock_granted, 1600, "ws"));
+  alloc.now_ms = 1601;
+  alloc.epoch = 2;
+  a.step(alloc);
+  REQUIRE(a.view("ws").role == Role::leader);
+  ask.tick_seq = 2;
+  CHECK(!find(deliver(a, 1700, ask), EffectKind::deposed));
+}
+
+TEST_CASE("claims: the plausibility bound is inclusive and applies with no epoch known") {
+  Node a(config("a"));
+  a.step(event(EventKind::join, 0, "ws"));
+  deliver(a, 10, claim("m", "ws", uint64_t{1} << 40));
+  CHECK(a.metrics().dropped_forged_epoch == 1);
+  deliver(a, 20, claim("m", "ws", (uint64_t{1} << 20) + 1));  // nothing known: a jump
+  CHECK(a.metrics().dropped_forged_epoch == 2);
+  CHECK(a.view("ws").leader.empty());
+  deliver(a, 30, claim("m", "ws", 7));
+  CHECK(a.metrics().dropped_forged_epoch == 2);
+  CHECK(a.view("ws").leader == "m");
+}
+
+TEST_CASE("claims: a claim never moves the durable floor the store is asked for") {
+  Node a(config("a"));
+  a.step(event(EventKind::join, 0, "ws"));
+  // A stream of claims, each within the jump bound of the last, must not ratchet.
+  for (uint64_t e = 1000; e < 5000; e += 1000) deliver(a, static_cast<double>(e) / 100, claim("m", "ws", e));
+  auto fx = a.step(event(EventKind::lock_granted, 100, "ws"));
+  const Effect* alloc = find(fx, EffectKind::allocate_epoch);
+  REQUIRE(alloc);
+  CHECK(alloc->epoch == 0);
+  // The store answers below the claims: the term runs, but degraded.
+  Event done = event(EventKind::epoch_allocated, 101, "ws");
+  done.epoch = 1;
+  fx = a.step(done);
+  REQUIRE(find(fx, EffectKind::elected));
+  CHECK(find(fx, EffectKind::elected)->degraded == Degraded::behind_claim);
+  CHECK(a.view("ws").degraded == Degraded::behind_claim);
+}
+
+TEST_CASE("claims: under Web Locks a newer claim neither deposes the holder nor wins its followers") {
+  Node a(config("a")), f(config("f"));
+  lead(a, "ws", 0, 4);
+  f.step(event(EventKind::join, 0, "ws"));
+  deliver(f, 5, claim("a", "ws", 4, 2));
+  REQUIRE(f.view("ws").leader == "a");
+  for (int i = 0; i < 20; ++i) {
+    double now = 100 + i * 100;
+    auto fx = deliver(a, now, claim("mallory", "ws", 5 + i, 10 + i));
+    CHECK(!find(fx, EffectKind::deposed));
+    deliver(f, now, claim("mallory", "ws", 5 + i, 10 + i));
+    if (i % 5 == 0) {
+      a.step(event(EventKind::tick, now + 1));
+      deliver(f, now + 2, claim("a", "ws", 4, 3 + i));
+    }
+  }
+  CHECK(a.view("ws").role == Role::leader);
+  CHECK(f.view("ws").leader == "a");
+}
+
+TEST_CASE("claims mutation: a trusting handler lets a forged claim depose the holder") {
+  Config c = config("a");
+  c.mutations.trust_claims = true;
+  Node a(c);
+  lead(a, "ws", 0, 4);
+  auto fx = deliver(a, 100, claim("mallory", "ws", 5));
+  CHECK(find(fx, EffectKind::deposed));
+}
+
+TEST_CASE("broadcast-only: a forged claim ends one term; the next starts above it") {
+  Node a(config("a", Authority::broadcast));
+  a.step(event(EventKind::join, 0, "ws"));
+  std::vector<Effect> fx;
+  for (int i = 0; i < 5 && !find(fx, EffectKind::allocate_epoch); ++i) fx = a.step(event(EventKind::tick, a.next_deadline()));
+  Event done = event(EventKind::epoch_allocated, a.next_deadline(), "ws");
+  done.epoch = 3;
+  REQUIRE(find(a.step(done), EffectKind::elected));
+  fx = deliver(a, done.now_ms + 10, claim("mallory", "ws", 100));
+  REQUIRE(find(fx, EffectKind::deposed));
+  // The forger goes silent: a takes over again, asking the store for more than 100.
+  double now = done.now_ms + 10;
+  const Effect* alloc = nullptr;
+  for (int i = 0; i < 20 && !alloc; ++i) {
+    now = a.next_deadline();
+    fx = a.step(event(EventKind::tick, now));
+    alloc = find(fx, EffectKind::allocate_epoch);
+  }
+  REQUIRE(alloc);
+  CHECK(alloc->epoch >= 100);
+}
+
+TEST_CASE("presence: a forged generation hides a real tab for at most one suspect timeout") {
+  Node a(config("a"));
+  a.step(event(EventKind::join, 0, "ws"));
+  wire::Frame real = peer("b");
+  deliver(a, 10, real);
+  wire::Frame forged = peer("b");
+  forged.generation = UINT32_MAX;
+  deliver(a, 20, forged);
+  CHECK(a.presence().find("b")->generation == UINT32_MAX);
+  real.tick_seq = 2;
+  deliver(a, 1000, real);
+  CHECK(a.metrics().dropped_stale_generation == 1);
+  real.tick_seq = 3;
+  deliver(a, 20 + a.config().suspect_ms + 1, real);
+  CHECK(a.presence().find("b")->generation == 1);
+}
+
+TEST_CASE("presence: a newer app version vetoes eligibility for at most one suspect timeout") {
+  Node a(config("a"));
+  a.step(event(EventKind::join, 0, "ws"));
+  wire::Frame forged = peer("m");
+  forged.app_version = "999";
+  for (int i = 0; i < 10; ++i) {
+    forged.tick_seq = 1 + i;  // forged liveness
+    deliver(a, 10 + i * 500, forged);
+    if (i * 500 + 10 < a.config().suspect_ms) CHECK(!a.view("ws").eligible);
+  }
+  CHECK(a.view("ws").eligible);
+}
+
+TEST_CASE("storage: an answer below an epoch this tab used is a regressed store") {
+  Node a(config("a"));
+  lead(a, "ws", 0, 7);
+  a.step(event(EventKind::abdicate, 10, "ws"));
+  a.step(event(EventKind::tick, 1500));  // after the backoff: queues for the lock again
+  auto fx = a.step(event(EventKind::lock_granted, 2000, "ws"));
+  const Effect* alloc = find(fx, EffectKind::allocate_epoch);
+  REQUIRE(alloc);
+  CHECK(alloc->epoch == 7);  // the own floor
+  Event done = event(EventKind::epoch_allocated, 2001, "ws");
+  done.epoch = 3;  // the store went backwards
+  fx = a.step(done);
+  const Effect* elected = find(fx, EffectKind::elected);
+  REQUIRE(elected);
+  CHECK(elected->degraded == Degraded::store_regressed);
+  CHECK(elected->epoch == 8);
+  CHECK(a.degradation() == Degraded::store_regressed);
+}
+
+TEST_CASE("storage: a hung store degrades the term instead of wedging the lock holder") {
+  Node a(config("a"));
+  a.step(event(EventKind::join, 0, "ws"));
+  a.step(event(EventKind::lock_granted, 1, "ws"));
+  REQUIRE(a.view("ws").role == Role::candidate);
+  CHECK(a.next_deadline() <= 1 + a.config().storage_timeout_ms);
+  auto fx = a.step(event(EventKind::tick, 1 + a.config().storage_timeout_ms));
+  REQUIRE(find(fx, EffectKind::elected));
+  CHECK(find(fx, EffectKind::elected)->degraded == Degraded::storage_timeout);
+  uint64_t degraded_epoch = find(fx, EffectKind::elected)->epoch;
+  // A late answer is ignored; after the store recovers the next term is above it.
+  Event late = event(EventKind::epoch_allocated, 2000, "ws");
+  late.epoch = 1;
+  CHECK(!find(a.step(late), EffectKind::elected));
+  a.step(event(EventKind::abdicate, 2100, "ws"));
+  a.step(event(EventKind::tick, 3500));
+  fx = a.step(event(EventKind::lock_granted, 4000, "ws"));
+  REQUIRE(find(fx, EffectKind::allocate_epoch));
+  CHECK(find(fx, EffectKind::allocate_epoch)->epoch == degraded_epoch);
+  Event done = event(EventKind::epoch_allocated, 4001, "ws");
+  done.epoch = degraded_epoch + 1;
+  fx = a.step(done);
+  REQUIRE(find(fx, EffectKind::elected));
+  CHECK(find(fx, EffectKind::elected)->degraded == Degraded::none);
+  CHECK(find(fx, EffectKind::elected)->epoch > degraded_epoch);
+}
+
+TEST_CASE("storage: a hung lease transaction counts as a storage failure") {
+  Node a(config("a", Authority::lease));
+  auto fx = a.step(event(EventKind::join, 0, "sync"));
+  REQUIRE(find(fx, EffectKind::lease_try));
+  a.step(event(EventKind::tick, a.config().storage_timeout_ms + 1));
+  CHECK(a.metrics().storage_failures == 1);
+  CHECK(a.degradation() == Degraded::storage_timeout);
+  CHECK(a.view("sync").role == Role::follower);
+}
