@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Long simulation soak: tens of millions of steps across all three authorities with
-# every fault type, plus the broken-storage variant. Prints violations (must be 0),
-# the longest leaderless gap after faults stop and the worst stale-owner window.
-#   bench/soak.sh [steps]      (default 30000000, about 3 minutes on 2 cores)
+# every fault type, hostile frames of every kind and an imperfect store, plus the
+# broken-storage variant. Prints violations (must be 0), the longest leaderless gap after
+# faults stop, the worst stale-owner window and how many terms ran degraded.
+#   bench/soak.sh [steps]      (default 30000000, about 5 minutes on 2 cores)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"

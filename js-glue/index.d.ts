@@ -24,17 +24,17 @@ export interface LockManagerLike {
   request(
     name: string,
     options: { mode?: 'exclusive' | 'shared'; ifAvailable?: boolean; steal?: boolean; signal?: AbortSignal },
-    callback: (lock: any) => any,
-  ): Promise<any>;
+    callback: (lock: { readonly name: string } | null) => unknown,
+  ): Promise<unknown>;
   query?(): Promise<{ held?: Array<{ name?: string }>; pending?: Array<{ name?: string }> }>;
 }
 
 /** The subset of a `BroadcastChannel` Baton uses. */
 export interface BroadcastChannelLike {
-  postMessage(message: any): void;
+  postMessage(message: unknown): void;
   close(): void;
-  addEventListener(type: 'message', listener: (event: any) => void): void;
-  removeEventListener(type: 'message', listener: (event: any) => void): void;
+  addEventListener(type: 'message', listener: (event: unknown) => void): void;
+  removeEventListener(type: 'message', listener: (event: unknown) => void): void;
 }
 
 /** The subset of `localStorage` Baton uses. */
@@ -45,8 +45,8 @@ export interface StorageLike {
 
 /** An event target (document, window, worker scope). */
 export interface EventTargetLike {
-  addEventListener(type: string, listener: (event: any) => void): void;
-  removeEventListener(type: string, listener: (event: any) => void): void;
+  addEventListener(type: string, listener: (event: unknown) => void): void;
+  removeEventListener(type: string, listener: (event: unknown) => void): void;
 }
 
 /**
@@ -60,18 +60,19 @@ export interface BatonEnv {
   navigator?: { locks?: LockManagerLike; onLine?: boolean };
   BroadcastChannel?: (new (name: string) => BroadcastChannelLike) | null;
   localStorage?: StorageLike | null;
-  indexedDB?: { open(name: string, version?: number): any } | null;
+  /** An IndexedDB factory (`indexedDB`, or `createIndexedDB()` of tab-baton/testing). */
+  indexedDB?: { open(name: string, version?: number): unknown } | null;
   /** For `visibilitychange`, `freeze`, `resume`. */
   document?: (EventTargetLike & { visibilityState?: string }) | null;
   /** The global scope's listeners, for `pagehide`, `pageshow`, `online`, `offline`. */
-  addEventListener?(type: string, listener: (event: any) => void): void;
-  removeEventListener?(type: string, listener: (event: any) => void): void;
+  addEventListener?(type: string, listener: (event: unknown) => void): void;
+  removeEventListener?(type: string, listener: (event: unknown) => void): void;
   /** Wall-clock milliseconds (compared across tabs). Default `Date.now()`. */
   now?(): number;
   /** When this page started (ranking's age bonus). Default `performance.timeOrigin`, or now. */
   startMs?: number;
-  setTimeout?(callback: () => void, ms: number): any;
-  clearTimeout?(id: any): void;
+  setTimeout?(callback: () => void, ms: number): unknown;
+  clearTimeout?(id: unknown): void;
 }
 
 // ------------------------------------------------------------------- orchestrator
@@ -250,6 +251,10 @@ export interface GlueCounters {
   staleGrants: number;
   locksLost: number;
   lockErrors: number;
+  /** Steals not made because the lock was held by code that is not Baton (a compatibility API's lock name). */
+  foreignHolderWaits: number;
+  /** Malformed messages dropped on the side channel of `createLeaderElection`. */
+  droppedSideMessages: number;
   epochAllocations: number;
   epochsNotDurable: number;
   storageErrors: number;
@@ -336,6 +341,8 @@ export interface BatonSupport {
   localStorage: boolean;
   /** The authority chosen at creation. */
   authority: Authority;
+  /** Why that authority, in words (e.g. 'navigator.locks is available'). */
+  reason: string;
   /** The authority in use now. */
   mode: Authority;
   degraded: boolean;
@@ -486,21 +493,35 @@ export interface EpochNotDurableError extends Error {
   reason: string;
 }
 
-/** Rejection of a guarded effect from a stale (or no) term. */
-export interface StaleOwnerError extends Error {
-  code: 'STALE_OWNER';
-  resource: string;
+/**
+ * Rejection of a guarded effect from a stale (or no) term: `handle.fenced()` rejects with
+ * it, `Fence.check()` throws it. Catch it with `instanceof StaleOwnerError` or by `code`.
+ */
+export class StaleOwnerError extends Error {
+  private constructor();
+  readonly name: 'StaleOwnerError';
+  readonly code: 'STALE_OWNER';
+  readonly resource: string;
   /** The stale term's epoch; null when this tab held no term. */
-  epoch: number | null;
-  highest: number;
+  readonly epoch: number | null;
+  readonly highest: number;
 }
 
-/** The abort reason of a leader's signal. */
-export interface DeposedError extends Error {
-  code: 'DEPOSED';
-  resource: string;
-  epoch: number;
-  reason: string;
+/**
+ * The abort reason of a leader's `signal` when its term ends. Where the platform has
+ * `DOMException` (browsers, workers, Node) it is one, named 'AbortError' (so
+ * `signal.reason instanceof DOMException` holds); its `code` is 'DEPOSED' rather than
+ * DOMException's legacy number.
+ */
+export class DeposedError extends Error {
+  private constructor();
+  readonly name: 'AbortError';
+  readonly code: 'DEPOSED';
+  readonly resource: string;
+  /** The term that ended. */
+  readonly epoch: number;
+  /** Why it ended: the core's reason ('lock-lost', 'frozen', 'abdicate', ...), or 'released' / 'dispose'. */
+  readonly reason: string;
 }
 
 /**
@@ -520,7 +541,7 @@ export class Fence {
 // ------------------------------------------------------------------- awaforge
 
 export interface CreateOpts {
-  /** Required. The election's name (lock and channel). */
+  /** Required. The exact Web Lock name, as in awaforge; Baton's frames use the channel `baton/<channel>/v1`. */
   channel: string;
   /** Default: a UUID v4. */
   id?: string;
@@ -536,7 +557,9 @@ export interface CreateOpts {
 
 export interface Election {
   readonly id: string;
+  /** Called on each term this instance begins; registered while already leading, `fn` is also called at once. */
   onLeader(fn: () => void): () => void;
+  /** Called when a term of this instance ends (including `dispose()` while leading). */
   onFollower(fn: () => void): () => void;
   isLeader(): boolean;
   /** Null during the first election. */
@@ -566,7 +589,10 @@ export interface RequestLeadershipOptions {
   onFollower?(name: string): void;
 }
 
-/** `onLeader(name)` runs each time this tab becomes leader; the returned function gives leadership up for good. */
+/**
+ * `onLeader(name)` runs each time this tab becomes leader; the returned function gives
+ * leadership up for good. The Web Lock is `name` itself, as in the article.
+ */
 export function requestLeadership(
   name: string,
   onLeader: (name: string) => void,
@@ -586,6 +612,17 @@ export interface LeaderElectionOptions {
   id?: string;
 }
 
+/** What `onduplicate` receives. */
+export interface DuplicateLeaderEvent {
+  readonly type: 'duplicate';
+  /** Why: the reason this tab's term ended ('lock-lost', 'newer-epoch', 'conflict', 'lease-lost', 'stalled'), or 'told' when the other leader said so. */
+  readonly reason: string;
+  /** This tab's term that overlapped with another leader's. */
+  readonly epoch: number;
+  /** The other leader's tab id, when known. */
+  readonly other: string | null;
+}
+
 export interface LeaderElector<C = { readonly name: string }> {
   readonly broadcastChannel: C;
   readonly isLeader: boolean;
@@ -598,7 +635,11 @@ export interface LeaderElector<C = { readonly name: string }> {
   awaitLeadership(): Promise<void>;
   /** Idempotent. */
   die(): Promise<void>;
-  onduplicate: ((this: C, ev?: any) => any) | null;
+  /**
+   * Called in both leaders when two are seen, once per term on each side: in the one whose
+   * term ends because another leader showed up, and (told over a side channel) in the other.
+   */
+  onduplicate: ((this: C, event: DuplicateLeaderEvent) => unknown) | null;
 }
 
 /** `channel`: a BroadcastChannel (broadcast-channel's or the native one; only its name is used) or a name. */
@@ -611,6 +652,7 @@ export function createLeaderElection<C extends { readonly name: string } | strin
 export const __internal: {
   emvalHandles(): number;
   liveCores(): number;
+  metricsOf(api: object): BatonMetrics | undefined;
 };
 
 // ------------------------------------------------------------------- relay

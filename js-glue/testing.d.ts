@@ -1,6 +1,6 @@
 /**
- * `tab-baton/testing`: in-memory Web Locks, BroadcastChannel and localStorage,
- * so that many "tabs" can run in one Node process.
+ * `tab-baton/testing`: in-memory Web Locks, BroadcastChannel, localStorage and
+ * IndexedDB, so that many "tabs" can run in one Node process.
  *
  * The types are structural copies of the DOM ones, so they work with either
  * `lib.dom` or `@types/node` (for `AbortSignal`, `EventTarget`, `MessageEvent`);
@@ -74,13 +74,13 @@ export function createLockManager(): LockBroker;
 export interface FakeBroadcastChannel extends EventTarget {
   readonly name: string;
   /** Sends a structured clone to every other open channel of the same name; throws "InvalidStateError" after `close()`. */
-  postMessage(message: any): void;
+  postMessage(message: unknown): void;
   /** Stops sending and receiving; pending messages are dropped. Idempotent. */
   close(): void;
   /** Receives a `MessageEvent` whose `data` is the clone. */
-  onmessage: ((this: FakeBroadcastChannel, event: MessageEvent) => any) | null;
+  onmessage: ((this: FakeBroadcastChannel, event: MessageEvent) => unknown) | null;
   /** Never fires in the fake. */
-  onmessageerror: ((this: FakeBroadcastChannel, event: MessageEvent) => any) | null;
+  onmessageerror: ((this: FakeBroadcastChannel, event: MessageEvent) => unknown) | null;
 }
 
 export interface FakeBroadcastChannelConstructor {
@@ -143,6 +143,72 @@ export function createStorage(): FakeStorage;
 // ---------------------------------------------------------------- IndexedDB
 
 /**
+ * The part of `IDBFactory` tab-baton uses: `open(name, version)` with
+ * `onupgradeneeded`, object stores with out-of-line keys, `get`/`put` in
+ * transactions that run one at a time. No indexes, cursors, key ranges or quotas.
+ */
+export interface FakeIDBFactory {
+  open(name: string, version?: number): FakeIDBOpenRequest;
+}
+
+export interface FakeIDBRequest<T> {
+  readonly result: T;
+  readonly error: DOMException | null;
+  onsuccess: ((event: { target: FakeIDBRequest<T> }) => void) | null;
+  onerror: ((event: { target: FakeIDBRequest<T> }) => void) | null;
+}
+
+export interface FakeIDBOpenRequest extends FakeIDBRequest<FakeIDBDatabase> {
+  onupgradeneeded: ((event: { target: FakeIDBOpenRequest; oldVersion: number; newVersion: number }) => void) | null;
+  onblocked: (() => void) | null;
+}
+
+export interface FakeIDBDatabase {
+  readonly objectStoreNames: { contains(name: string): boolean; readonly length: number };
+  createObjectStore(name: string): object;
+  transaction(names: string | string[], mode: 'readonly' | 'readwrite'): FakeIDBTransaction;
+  close(): void;
+  onversionchange: (() => void) | null;
+}
+
+export interface FakeIDBTransaction {
+  objectStore(name: string): FakeIDBObjectStore;
+  abort(): void;
+  readonly error: DOMException | null;
+  oncomplete: ((event: { target: FakeIDBTransaction }) => void) | null;
+  onerror: ((event: { target: FakeIDBTransaction }) => void) | null;
+  onabort: ((event: { target: FakeIDBTransaction }) => void) | null;
+}
+
+export interface FakeIDBObjectStore {
+  get(key: string): FakeIDBRequest<unknown>;
+  put(value: unknown, key: string): FakeIDBRequest<string>;
+}
+
+export interface IndexedDBStats {
+  /** `open()` calls. */
+  opens: number;
+  /** Transactions created. */
+  transactions: number;
+  committed: number;
+  /** Failed or aborted. */
+  failed: number;
+}
+
+/** One origin's IndexedDB, with test hooks. */
+export interface FakeIndexedDB {
+  /** Pass this as the `indexedDB` of the env option (every `FakeTab` of a `createBrowser()` has it). */
+  readonly indexedDB: FakeIDBFactory;
+  /** Injects a failure until `fail(false)` (`true`: `'error'`); hung and blocked operations then resume. */
+  fail(failure: boolean | IndexedDBFailure): void;
+  /** Deletes every database, as clearing the site's data does. */
+  clear(): void;
+  /** A structured clone of the value under `key` in `store` of database `name`, or undefined. */
+  peek(name: string, store: string, key: string): unknown;
+  stats(): IndexedDBStats;
+}
+
+/**
  * Failures `FakeIndexedDB.fail()` injects: every request fails (`'error'`), `open()` and
  * `transaction()` throw (`'throw'`), transactions abort (`'abort'`), `open()` fails with a
  * `VersionError` (`'version'`), nothing answers (`'hang'`), `open()` is blocked by an older
@@ -150,19 +216,6 @@ export function createStorage(): FakeStorage;
  * value before the latest write (`'stale-read'`).
  */
 export type IndexedDBFailure = 'error' | 'throw' | 'abort' | 'version' | 'hang' | 'blocked' | 'lost-write' | 'stale-read';
-
-/** An in-memory IndexedDB for one origin: open with upgrade, get/put in serialised transactions. */
-export interface FakeIndexedDB {
-  /** Pass as `indexedDB` in an `env`. */
-  readonly indexedDB: { open(name: string, version?: number): unknown };
-  /** Injects a failure until `fail(false)` (`true`: `'error'`); hung and blocked operations then resume. */
-  fail(failure: boolean | IndexedDBFailure): void;
-  /** Deletes every database, as clearing the site's data does. */
-  clear(): void;
-  /** A copy of the value under `key` in `store` of database `name`. */
-  peek(name: string, store: string, key: string): unknown;
-  stats(): { opens: number; transactions: number; committed: number; failed: number };
-}
 
 export function createIndexedDB(): FakeIndexedDB;
 
@@ -180,8 +233,8 @@ export interface FakeTab {
   readonly BroadcastChannel: FakeBroadcastChannelConstructor;
   /** The origin's storage, shared by all tabs. */
   readonly localStorage: FakeStorage;
-  /** The origin's IndexedDB, shared by all tabs (its failure switch is `FakeBrowser.idb`). */
-  readonly indexedDB: FakeIndexedDB['indexedDB'];
+  /** The origin's IndexedDB, shared by all tabs; null when the browser was made with `{indexedDB: false}`. */
+  readonly indexedDB: FakeIDBFactory | null;
   /**
    * Kills the tab like a renderer crash: its locks and queued requests vanish
    * without settling and its channels are disconnected. Code already running
@@ -196,9 +249,15 @@ export interface FakeBrowser {
   readonly BroadcastChannel: FakeBroadcastChannelConstructor;
   readonly hub: ChannelHub;
   readonly localStorage: FakeStorage;
-  readonly idb: FakeIndexedDB;
+  /** The origin's IndexedDB and its test hooks; null with `{indexedDB: false}`. */
+  readonly indexedDB: FakeIndexedDB | null;
   /** Opens a tab; `id` must be unique among live tabs (default: a random UUID). */
   tab(id?: string): FakeTab;
 }
 
-export function createBrowser(options?: ChannelHubOptions): FakeBrowser;
+export interface BrowserOptions extends ChannelHubOptions {
+  /** Give the origin an in-memory IndexedDB (default true). Without it no epoch is durable: every term runs degraded. */
+  indexedDB?: boolean;
+}
+
+export function createBrowser(options?: BrowserOptions): FakeBrowser;

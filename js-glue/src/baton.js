@@ -20,7 +20,8 @@ import { Runtime } from './runtime.js';
 import { Database, storageTimeoutMs } from './idb.js';
 import { EpochStore } from './epoch-store.js';
 import { StorageHealth } from './storage-health.js';
-import { chooseAuthority, namesFor, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
+import { authorityReason, chooseAuthority, isNodeWithoutEnv, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
+import { namesFor } from './names.js';
 import { watchLifecycle } from './lifecycle.js';
 import { installTestHooks } from './test-hooks.js';
 import { leaderState, loadTalk } from './talk-lazy.js';
@@ -28,7 +29,9 @@ import { deposed, disposedError, epochNotDurable, reportError, staleOwner } from
 import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_LOG_CAPACITY } from './constants.js';
 import {
   LIMITS,
+  NAMESPACE_BYTES,
   booleanOption,
+  checkString,
   envOption,
   functionOption,
   numberOption,
@@ -36,7 +39,6 @@ import {
   optionsObject,
   stringListOption,
   stringOption,
-  utf8Length,
 } from './options.js';
 
 const BATON_OPTIONS = [
@@ -68,9 +70,25 @@ const handles = new WeakMap();
  * @param {object} options see index.d.ts (`BatonOptions`)
  */
 export function createBaton(options) {
-  const where = 'createBaton';
+  return makeBaton('createBaton', options, null);
+}
+
+/**
+ * A Baton whose Web Locks are named by `lockName(resource)` instead of Baton's own names,
+ * for the compatibility APIs that document their lock name (so that tabs still running the
+ * original library and Baton tabs exclude each other). Baton's own lock name then marks
+ * that the holder is a Baton tab: only such a holder is ever stolen from (see WebLocks).
+ * @param {string} where the API's name, for option errors
+ * @param {object} options as for createBaton
+ * @param {(resource: string) => string} lockName
+ */
+export function createBatonWithLockName(where, options, lockName) {
+  return makeBaton(where, options, lockName);
+}
+
+function makeBaton(where, options, lockName) {
   const o = optionsObject(where, 'options', options, BATON_OPTIONS);
-  const namespace = stringOption(where, o, 'namespace', { required: true });
+  const namespace = stringOption(where, o, 'namespace', { required: true, maxBytes: NAMESPACE_BYTES });
   const protocolVersion = numberOption(where, o, 'protocolVersion', { fallback: 1, integer: true });
   const appVersion = stringOption(where, o, 'appVersion', { fallback: '0', maxBytes: LIMITS.versionBytes });
   const capabilities = stringListOption(where, o, 'capabilities', { maxItems: LIMITS.capabilities, maxBytes: LIMITS.capabilityBytes });
@@ -90,11 +108,14 @@ export function createBaton(options) {
   } catch (error) {
     throw new TypeError(`${where}: ${error.message}`);
   }
+  const reason = authorityReason(env, requested, authority);
+  if (isNodeWithoutEnv(env)) warnOnceInNode(`tab-baton: ${where}() in Node without env: ${authority} mode, ${reason}`);
   const baton = new Baton({
     config: { id, appVersion, capabilities, heartbeatMs, suspectMs, leaseMs, seed },
     env,
     authority,
-    names: namesFor(namespace, protocolVersion),
+    reason,
+    names: lockNames(namesFor(namespace, protocolVersion), lockName),
   });
   const api = Object.freeze({
     id,
@@ -117,6 +138,11 @@ export function createBaton(options) {
   return api;
 }
 
+/** Baton's names, with the lock renamed and Baton's own lock name kept as the holder's marker. */
+function lockNames(names, lockName) {
+  return lockName ? { ...names, lock: lockName, marker: names.lock } : { ...names, marker: null };
+}
+
 /** The internals behind a public Baton (for the compatibility layers). */
 export function batonOf(api) {
   return batons.get(api);
@@ -127,11 +153,20 @@ export function entryOf(handle) {
   return handles.get(handle);
 }
 
+let warnedInNode = false;
+/** Says once per process which mode Baton chose in Node, and why (support().reason says it too). */
+function warnOnceInNode(message) {
+  if (warnedInNode) return;
+  warnedInNode = true;
+  console.warn(message);
+}
+
 class Baton {
-  constructor({ config, env, authority, names }) {
+  constructor({ config, env, authority, reason, names }) {
     this.config = config;
     this.env = env;
     this.authority = authority;
+    this.reason = reason;
     this.names = names;
     this.counters = {
       droppedNotBinary: 0,
@@ -140,6 +175,8 @@ class Baton {
       staleGrants: 0,
       locksLost: 0,
       lockErrors: 0,
+      foreignHolderWaits: 0,
+      droppedSideMessages: 0,
       epochAllocations: 0,
       epochsNotDurable: 0,
       storageErrors: 0,
@@ -314,6 +351,7 @@ class Baton {
     return {
       ...supportOf(this.env),
       authority: this.authority,
+      reason: this.reason,
       mode: this.runtime.authority(),
       degraded: this.degradedReason() !== null,
       degradedReason: this.degradedReason(),
@@ -366,10 +404,7 @@ class Baton {
 
 /** Checks a resource name (the wire format's limit); returns it. */
 function resourceName(where, resource) {
-  if (typeof resource !== 'string' || resource === '' || utf8Length(resource) > LIMITS.resourceBytes) {
-    throw new TypeError(`${where}: "resource" must be a non-empty string of at most ${LIMITS.resourceBytes} bytes of UTF-8 (got ${typeof resource === 'string' ? JSON.stringify(resource.slice(0, 40)) : String(resource)})`);
-  }
-  return resource;
+  return checkString(where, 'resource', resource, LIMITS.resourceBytes);
 }
 
 /** The core's policy from the `eligible` and `preferVisible` options. */

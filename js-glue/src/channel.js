@@ -28,6 +28,8 @@ export class Channel {
   constructor(BroadcastChannel, name, onFrame, counters) {
     this.counters = counters;
     this.channel = new BroadcastChannel(name);
+    // Node: an open channel keeps the process alive; Baton's never should.
+    if (typeof this.channel.unref === 'function') this.channel.unref();
     this.onMessage = (event) => {
       const data = event.data;
       if (!isBytes(data)) {

@@ -47,10 +47,30 @@ export function resolveEnv(source) {
     onLine: () => read(nav, 'onLine'),
     now,
     startMs: startTime(g, injected, now),
-    setTimeout: (fn, ms) => timers.setTimeout(fn, ms),
+    setTimeout: (fn, ms) => unref(timers.setTimeout(fn, ms)),
     clearTimeout: (id) => timers.clearTimeout(id),
     injected,
   };
+}
+
+/**
+ * In Node a timer keeps the process alive; Baton's never should (a Baton nobody disposed
+ * must not hang a test runner or an SSR process). Browsers' timer ids are numbers.
+ */
+function unref(timer) {
+  if (timer && typeof timer.unref === 'function') timer.unref();
+  return timer;
+}
+
+/**
+ * The other side of `unref`: while the app awaits Baton (`awaitLeadership()`), Node must not
+ * exit under it. Holds the process open with one idle timer until the returned function runs.
+ * Nothing in browsers.
+ */
+export function holdProcessOpen() {
+  if (typeof globalThis.process?.versions?.node !== 'string') return () => {};
+  const timer = setInterval(() => {}, 2 ** 30);
+  return () => clearInterval(timer);
 }
 
 /** Reads a property that may throw (a sandboxed iframe's `indexedDB`, say) or be missing. */
@@ -113,18 +133,23 @@ export function chooseAuthority(env, requested) {
 }
 
 /**
- * Names shared by every tab of one namespace and protocol version.
- * The epoch counter is not versioned on purpose: epochs must keep rising across deploys.
+ * Why `chooseAuthority` chose `authority`, in words (`support().reason`).
+ * @param {Env} env
+ * @param {'auto'|'web-locks'|'lease'|'broadcast'} requested
+ * @param {'web-locks'|'lease'|'broadcast'} authority
  */
-export function namesFor(namespace, protocolVersion) {
-  const base = `baton/${namespace}/v${protocolVersion}`;
-  return {
-    channel: base,
-    lock: (resource) => `${base}/${resource}`,
-    epochKey: (resource) => `baton/${namespace}/epoch/${resource}`,
-    database: `baton/${namespace}`,
-    leaseKey: (resource) => `v${protocolVersion}/${resource}`,
-  };
+export function authorityReason(env, requested, authority) {
+  if (requested !== 'auto') return `asked for by the "authority" option`;
+  if (authority === 'web-locks') return 'navigator.locks is available';
+  if (authority === 'lease') return 'no navigator.locks; indexedDB is available';
+  const hint = isNodeWithoutEnv(env) ? ' (in Node, pass a tab-baton/testing tab as env)' : '';
+  return `no navigator.locks or indexedDB${hint}${env.BroadcastChannel ? '' : '; no BroadcastChannel: alone'}`;
+}
+
+/** Node (a server, a test runner) with Baton on its own globals rather than an injected env. */
+export function isNodeWithoutEnv(env) {
+  const process = globalThis.process;
+  return !env.injected && typeof process?.versions?.node === 'string' && typeof globalThis.document === 'undefined';
 }
 
 /** A random id: a UUID where available (secure contexts, Node), else 128 random bits in hex. */

@@ -6,18 +6,23 @@
 
 /**
  * A guarded effect from a term that is not (or no longer) the newest: `code` 'STALE_OWNER'.
- * @param {string} resource
- * @param {number | null} epoch the stale term, null when this tab holds none
- * @param {number} highest the newest term the fence has seen
+ * Thrown by `Fence.check`, and the rejection of `handle.fenced()`.
  */
-export function staleOwner(resource, epoch, highest) {
-  const error = new Error(
-    epoch === null
-      ? `STALE_OWNER: this tab does not lead "${resource}"`
-      : `STALE_OWNER: epoch ${epoch} of "${resource}" is stale (newest seen: ${highest})`,
-  );
-  error.name = 'StaleOwnerError';
-  return Object.assign(error, { code: 'STALE_OWNER', resource, epoch, highest });
+export class StaleOwnerError extends Error {
+  /**
+   * @param {string} resource
+   * @param {number | null} epoch the stale term, null when this tab holds none
+   * @param {number} highest the newest term the fence has seen
+   */
+  constructor(resource, epoch, highest) {
+    super(
+      epoch === null
+        ? `STALE_OWNER: this tab does not lead "${resource}"`
+        : `STALE_OWNER: epoch ${epoch} of "${resource}" is stale (newest seen: ${highest})`,
+    );
+    this.name = 'StaleOwnerError';
+    Object.assign(this, { code: 'STALE_OWNER', resource, epoch, highest });
+  }
 }
 
 /**
@@ -34,13 +39,41 @@ export function epochNotDurable(resource, epoch, reason) {
 }
 
 /**
+ * Where the platform has `DOMException` (browsers, workers, Node >= 17) an abort reason is
+ * one named 'AbortError', as code that checks `signal.reason` expects.
+ */
+const AbortBase = typeof globalThis.DOMException === 'function' ? globalThis.DOMException : Error;
+
+/**
  * The abort reason of a leader's signal when its term ends: `code` 'DEPOSED', `reason` why
  * (the core's reason, e.g. 'lock-lost', 'frozen', 'abdicate', or 'released' / 'dispose').
+ * A `DOMException` named 'AbortError' where the platform has one (else an Error of that
+ * name); its `code` is 'DEPOSED', not DOMException's legacy number.
  */
+export class DeposedError extends AbortBase {
+  /**
+   * @param {string} resource
+   * @param {number} epoch the term that ended
+   * @param {string} reason
+   */
+  constructor(resource, epoch, reason) {
+    const message = `leadership of "${resource}" (epoch ${epoch}) ended: ${reason}`;
+    super(message, 'AbortError');
+    // DOMException's own `name` and `code` are read-only accessors: shadow them.
+    for (const [key, value] of Object.entries({ name: 'AbortError', code: 'DEPOSED', resource, epoch, reason })) {
+      Object.defineProperty(this, key, { value, enumerable: key !== 'name', writable: true, configurable: true });
+    }
+  }
+}
+
+/** @returns {StaleOwnerError} */
+export function staleOwner(resource, epoch, highest) {
+  return new StaleOwnerError(resource, epoch, highest);
+}
+
+/** @returns {DeposedError} */
 export function deposed(resource, epoch, reason) {
-  const error = new Error(`leadership of "${resource}" (epoch ${epoch}) ended: ${reason}`);
-  error.name = 'AbortError';
-  return Object.assign(error, { code: 'DEPOSED', resource, epoch, reason });
+  return new DeposedError(resource, epoch, reason);
 }
 
 /** A call that cannot work after `dispose()`: `code` 'DISPOSED'. */

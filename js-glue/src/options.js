@@ -10,6 +10,12 @@ import { LIMITS } from './constants.js';
 /** What the wire format carries (generated from wasm/core/wire.h), checked up front. */
 export { LIMITS };
 
+/**
+ * The longest namespace, in bytes of UTF-8. Only the glue uses it (in the lock, channel and
+ * storage names), so the limit is the glue's own.
+ */
+export const NAMESPACE_BYTES = 128;
+
 const encoder = new TextEncoder();
 
 function fail(where, name, expected, value) {
@@ -55,12 +61,24 @@ export function stringOption(where, opts, key, { required = false, fallback, max
   if (wireName && maxBytes === undefined) maxBytes = LIMITS.resourceBytes;
   const value = opts[key];
   if (value === undefined && !required) return fallback;
-  if (typeof value !== 'string' || value === '') throw fail(where, key, 'a non-empty string', value);
+  return checkString(where, key, value, maxBytes);
+}
+
+/**
+ * A non-empty, well-formed string of at most `maxBytes` bytes of UTF-8 (when given).
+ * A lone surrogate has no UTF-8 form: the core would read it as U+FFFD, a different name
+ * than the tab's own, so it is rejected rather than changed.
+ */
+export function checkString(where, name, value, maxBytes) {
+  if (typeof value !== 'string' || value === '') throw fail(where, name, 'a non-empty string', value);
+  if (LONE_SURROGATE.test(value)) throw fail(where, name, 'well-formed UTF-16 (it has a lone surrogate)', value);
   if (maxBytes !== undefined && utf8Length(value) > maxBytes) {
-    throw fail(where, key, `at most ${maxBytes} bytes of UTF-8`, value);
+    throw fail(where, name, `at most ${maxBytes} bytes of UTF-8`, value);
   }
   return value;
 }
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 export function utf8Length(value) {
   return encoder.encode(value).length;
@@ -109,9 +127,8 @@ export function oneOfOption(where, opts, key, choices, fallback) {
 export function stringListOption(where, opts, key, { maxItems, maxBytes }) {
   const value = opts[key];
   if (value === undefined) return [];
-  if (!Array.isArray(value) || value.length > maxItems || !value.every((v) => typeof v === 'string' && v !== '' && utf8Length(v) <= maxBytes)) {
-    throw fail(where, key, `an array of at most ${maxItems} non-empty strings of at most ${maxBytes} bytes`, value);
-  }
+  if (!Array.isArray(value) || value.length > maxItems) throw fail(where, key, `an array of at most ${maxItems} strings`, value);
+  for (const item of value) checkString(where, key, item, maxBytes);
   return [...value];
 }
 

@@ -107,6 +107,7 @@ class Relay {
     if (this.env.BroadcastChannel) {
       try {
         this.channel = new this.env.BroadcastChannel(this.channelName);
+        this.channel.unref?.(); // Node: never keeps the process alive (as Baton's own channel)
         this.channel.addEventListener('message', this.onMessage);
       } catch (error) {
         this.channel = null;

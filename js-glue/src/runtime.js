@@ -30,7 +30,7 @@ export class Runtime {
    * @param {number} deps.generation
    * @param {'web-locks'|'lease'|'broadcast'} deps.authority
    * @param {import('./env.js').Env} deps.env
-   * @param {ReturnType<import('./env.js').namesFor>} deps.names
+   * @param {ReturnType<import('./names.js').namesFor>} deps.names
    * @param {object} deps.storage shared by every generation of one Baton
    * @param {import('./idb.js').Database | null} deps.storage.database
    * @param {import('./epoch-store.js').EpochStore} deps.storage.epochs
@@ -78,7 +78,7 @@ export class Runtime {
       ? new Channel(env.BroadcastChannel, names.channel, (bytes) => this.step((core, now) => core.message(now, bytes)), counters)
       : null;
     const report = (kind, resource) => this.step((core, now) => core.resourceEvent(kind, now, resource));
-    this.locks = env.locks ? new WebLocks(env.locks, names.lock, report, counters) : null;
+    this.locks = env.locks ? new WebLocks(env.locks, names.lock, report, counters, names.marker) : null;
     this.epochs = storage.epochs;
     const { database, health } = storage;
     this.lease = database

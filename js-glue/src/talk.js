@@ -95,6 +95,7 @@ class Talk {
     if (this.env.BroadcastChannel) {
       try {
         this.channel = new this.env.BroadcastChannel(`${baton.names.channel}/talk/${resource}`);
+        this.channel.unref?.(); // Node: never keeps the process alive (as Baton's own channel)
         this.channel.addEventListener('message', this.onMessage);
       } catch (error) {
         this.channel = null;
@@ -232,6 +233,8 @@ class Talk {
       this.timerAt = Infinity;
       this.tick();
     }, Math.max(0, next - this.env.now()));
+    // Baton's timers do not keep Node alive; a pending request is awaited by the app, so its does.
+    this.timer?.ref?.();
   }
 
   tick() {

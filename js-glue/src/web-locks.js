@@ -11,6 +11,14 @@
  * rejecting, i.e. stolen (`lock_lost`). Not reported: our own aborts, and grants of
  * requests we no longer want, which are given back at once.
  *
+ * Where a compatibility API names the lock as the original library does, tabs that still
+ * run that library may hold it too, and they know nothing of stealing: a stolen lock would
+ * leave them leading beside us. There, while a Baton tab holds the lock it also holds a
+ * marker lock (Baton's own lock name), and a steal goes ahead only when a look at
+ * `locks.query()` shows the marker held, i.e. the holder is a (stalled) Baton tab. A lock
+ * held without the marker belongs to foreign code: we wait in the queue as it would, and
+ * report the steal as refused (`lock_unavailable`; counted in `foreignHolderWaits`).
+ *
  * @module tab-baton/web-locks
  */
 
@@ -22,6 +30,7 @@
  * @property {AbortController | null} controller only for queued requests (the API forbids a
  *   signal with `steal` or `ifAvailable`)
  * @property {(() => void) | null} unlock resolves the promise that holds the lock
+ * @property {(() => void) | null} unmark releases the marker lock (or cancels its request)
  */
 
 export class WebLocks {
@@ -29,15 +38,20 @@ export class WebLocks {
    * @param {any} locks `navigator.locks`
    * @param {(resource: string) => string} lockName
    * @param {(kind: 'lock_granted'|'lock_lost'|'lock_unavailable', resource: string) => void} report
-   * @param {Record<string, number>} counters glue counters (staleGrants, locksLost, lockErrors)
+   * @param {Record<string, number>} counters glue counters (staleGrants, locksLost, lockErrors, foreignHolderWaits)
+   * @param {((resource: string) => string) | null} [markerName] the marker lock of a Baton
+   *   holder, where the lock name is shared with foreign code; null otherwise
    */
-  constructor(locks, lockName, report, counters) {
+  constructor(locks, lockName, report, counters, markerName = null) {
     this.locks = locks;
     this.lockName = lockName;
     this.report = report;
     this.counters = counters;
+    this.markerName = markerName;
     /** @type {Map<string, LockRequest>} */
     this.requests = new Map();
+    /** Steals waiting for a look at the holder, per resource: a later call supersedes one. */
+    this.holderChecks = new Map();
     this.disposed = false;
   }
 
@@ -48,9 +62,20 @@ export class WebLocks {
    */
   request(resource, mode) {
     if (this.disposed) return;
+    this.holderChecks.delete(resource);
+    if (mode === 'steal' && this.markerName) this.stealFromBatonOnly(resource);
+    else this.issue(resource, mode);
+  }
+
+  /**
+   * Makes the browser request, replacing ours.
+   * @param {string} resource
+   * @param {'queue'|'if-available'|'steal'} mode
+   */
+  issue(resource, mode) {
     this.release(resource); // replaces any request of ours still queued (or, defensively, held)
     /** @type {LockRequest} */
-    const req = { state: 'queued', done: false, aborted: false, controller: null, unlock: null };
+    const req = { state: 'queued', done: false, aborted: false, controller: null, unlock: null, unmark: null };
     const options = {};
     if (mode === 'steal') options.steal = true;
     else if (mode === 'if-available') options.ifAvailable = true;
@@ -73,10 +98,12 @@ export class WebLocks {
       }
       req.state = 'held';
       req.controller = null;
+      this.holderChecks.delete(resource); // granted while we looked: no steal needed
       // The hold must exist before the report: stepping the grant may release it at once.
       const hold = new Promise((resolve) => {
         req.unlock = resolve;
       });
+      if (this.markerName) this.mark(resource, req);
       this.report('lock_granted', resource);
       return hold;
     };
@@ -84,6 +111,7 @@ export class WebLocks {
       if (req.aborted || req.done) return; // our own abort, or already accounted for
       const wasHeld = req.state === 'held';
       this.finish(resource, req);
+      req.unmark?.();
       req.unlock?.(); // nothing waits on it any more; let it settle
       if (wasHeld) {
         this.counters.locksLost += 1;
@@ -110,15 +138,73 @@ export class WebLocks {
    * @param {string} resource
    */
   release(resource) {
+    this.holderChecks.delete(resource);
     const req = this.requests.get(resource);
     if (!req) return;
     this.finish(resource, req);
     if (req.state === 'held') {
+      req.unmark?.(); // the marker goes first: it never outlives our hold of the lock
       req.unlock?.();
     } else if (req.controller) {
       req.aborted = true;
       req.controller.abort();
     }
+  }
+
+  /**
+   * Holds the marker lock while `req` holds the lock. Taken with `steal`: only the lock's
+   * holder asks for it, so any other holder of the marker is a stale Baton tab. Its loss is
+   * not reported (the lock itself says when leadership is lost).
+   */
+  mark(resource, req) {
+    let unmark = null;
+    let cancelled = false;
+    req.unmark = () => {
+      cancelled = true;
+      unmark?.();
+    };
+    const marked = () =>
+      cancelled
+        ? undefined
+        : new Promise((resolve) => {
+            unmark = resolve;
+          });
+    try {
+      Promise.resolve(this.locks.request(this.markerName(resource), { steal: true }, marked)).catch(() => {});
+    } catch {
+      // A non-conforming implementation: without the marker, others only wait for us.
+    }
+  }
+
+  /**
+   * A steal where foreign code may hold the lock: our queued request stays while we look;
+   * the steal goes ahead only if the marker shows a Baton holder (or no holder at all).
+   */
+  stealFromBatonOnly(resource) {
+    const check = {};
+    this.holderChecks.set(resource, check);
+    const lockName = this.lockName(resource);
+    const markerName = this.markerName(resource);
+    const looked = typeof this.locks.query === 'function' ? Promise.resolve().then(() => this.locks.query()) : Promise.reject(new Error('no query()'));
+    looked
+      .then((snapshot) => {
+        const held = Array.isArray(snapshot?.held) ? snapshot.held : [];
+        const lockHeld = held.some((lock) => lock?.name === lockName);
+        const markerHeld = held.some((lock) => lock?.name === markerName);
+        return !lockHeld || markerHeld;
+      })
+      .catch(() => false) // cannot tell who holds it: never steal from foreign code
+      .then((batonHolder) => {
+        if (this.disposed || this.holderChecks.get(resource) !== check) return; // superseded
+        this.holderChecks.delete(resource);
+        if (batonHolder) {
+          this.issue(resource, 'steal');
+          return;
+        }
+        this.counters.foreignHolderWaits += 1;
+        this.release(resource);
+        this.report('lock_unavailable', resource);
+      });
   }
 
   /** Marks `req` finished and forgets it if it is still the current request. */

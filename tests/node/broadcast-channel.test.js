@@ -54,7 +54,11 @@ describe('broadcast-channel createLeaderElection', () => {
     assert.equal(await observer.hasLeader(), true, 'hasLeader() of a non-candidate');
     await waitFor(() => observer.isLeader === false);
     const { held } = await browser.locks.query();
-    assert.deepEqual(held.map((l) => l.clientId), [tabs[1].id]);
+    // The library's own lock name, and Baton's marker beside it, both held by the candidate.
+    assert.deepEqual(held.map((l) => [l.name, l.clientId]).sort(), [
+      ['baton/lazy/v1/leader', tabs[1].id],
+      ['pubkey-bc||simulate||lazy', tabs[1].id],
+    ]);
     assert.equal(await observer.applyOnce(), false, 'applyOnce: the other tab leads');
   });
 
@@ -70,18 +74,32 @@ describe('broadcast-channel createLeaderElection', () => {
     assert.equal(elector.isLeader, false);
   });
 
-  test('onduplicate fires when two leaders meet (broadcast-only mode after a partition)', async () => {
+  test('onduplicate fires in both leaders when they meet (broadcast-only mode after a partition), with a typed event', async () => {
     const { browser, tabs } = openTabs(2);
     const elector = electorsFor(tabs, 'dup', { authority: 'broadcast', heartbeatMs: 30, fallbackInterval: 120 });
     const duplicates = [];
-    elector.forEach((e, i) => { e.onduplicate = () => duplicates.push(i); });
+    elector.forEach((e, i) => {
+      e.onduplicate = function (event) {
+        duplicates.push({ i, event, self: this });
+      };
+    });
     for (const tab of tabs) for (const ch of tab.channels) browser.hub.pause(ch);
     elector.forEach((e) => e.awaitLeadership());
     await waitFor(() => elector.every((e) => e.isLeader), { what: 'both lead while partitioned' });
     for (const tab of tabs) for (const ch of tab.channels) browser.hub.resume(ch);
-    await waitFor(() => duplicates.length === 1);
+    await waitFor(() => new Set(duplicates.map((d) => d.i)).size === 2, { what: 'onduplicate in both leaders' });
     await waitFor(() => elector.filter((e) => e.isLeader).length === 1);
-    assert.equal(elector[duplicates[0]].isLeader, false, 'the duplicate stepped down');
+    const deposed = duplicates.find((d) => d.event.reason !== 'told');
+    const told = duplicates.find((d) => d.event.reason === 'told' && d.i !== deposed?.i);
+    assert.ok(deposed && told, 'one saw its term end, the other was told');
+    assert.equal(told.event.other, elector[deposed.i].token, 'the told leader knows who overlapped');
+    for (const d of duplicates) {
+      assert.equal(d.event.type, 'duplicate');
+      assert.ok(Number.isInteger(d.event.epoch) && d.event.epoch > 0);
+      assert.equal(d.self, elector[d.i].broadcastChannel, 'called with the channel as this, as the library does');
+    }
+    const terms = duplicates.map((d) => `${d.i}@${d.event.epoch}`);
+    assert.equal(new Set(terms).size, terms.length, `once per term on each side: ${terms}`);
   });
 
   test('a native BroadcastChannel or a name works too; options are checked', async () => {

@@ -277,7 +277,7 @@ describe('election (Web Locks authority)', () => {
       ['follower->candidate:lock-granted', 'candidate->leader:epoch-ready']);
     assert.deepEqual(batons[0].support(), {
       webLocks: true, broadcastChannel: true, indexedDB: true, localStorage: true,
-      authority: 'web-locks', mode: 'web-locks', degraded: false, degradedReason: null,
+      authority: 'web-locks', reason: 'navigator.locks is available', mode: 'web-locks', degraded: false, degradedReason: null,
     });
 
     const hooks = globalThis.__baton;

@@ -3,8 +3,7 @@
 import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createBaton } from 'tab-baton';
-import { createBrowser } from 'tab-baton/testing';
-import { createIndexedDB } from './helpers/fake-indexeddb.js';
+import { createBrowser, createIndexedDB } from 'tab-baton/testing';
 import { leaderIndexes, openTab, openTabs, sleep, waitFor, watchLeaders } from './helpers/tabs.js';
 
 const FAST = { heartbeatMs: 40, suspectMs: 150, leaseMs: 300 };
@@ -21,6 +20,23 @@ function batonsFor(tabs, options) {
 }
 
 describe('IndexedDB lease authority', () => {
+  test('the documented way: createBrowser() tabs without Web Locks run the lease mode', async () => {
+    const browser = createBrowser();
+    const tabs = [browser.tab('a'), browser.tab('b')];
+    assert.equal(tabs[0].indexedDB, tabs[1].indexedDB, 'one IndexedDB per origin');
+    const batons = tabs.map((tab) => createBaton({ namespace: 'documented', id: tab.id, env: { ...tab, locks: null }, ...FAST }));
+    open.push(...batons);
+    const handles = batons.map((baton) => baton.lead('job'));
+    await waitFor(() => leaderIndexes(handles).length === 1);
+    const [leader] = leaderIndexes(handles);
+    assert.equal(batons[leader].support().mode, 'lease');
+    assert.equal(browser.indexedDB.peek('baton/documented', 'leases', 'v1/job').owner, tabs[leader].id);
+    assert.ok(browser.indexedDB.stats().committed >= 1);
+    // Without IndexedDB (a browser that blocks it): no lease mode.
+    assert.equal(createBrowser({ indexedDB: false }).tab('c').indexedDB, null);
+  });
+
+
   test('chosen automatically without Web Locks; one leader; the record is in the store', async () => {
     const idb = createIndexedDB();
     const { tabs } = openTabs(3, { indexedDB: idb.indexedDB });

@@ -61,7 +61,7 @@ test('npm pack -> install into an empty project -> import and run in Node', { ti
   try {
     const [packed] = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', scratch], pkgDir));
     const files = packed.files.map((f) => f.path).sort();
-    assert.deepEqual(files, ['README.md', 'dist/index.js', 'dist/talk.js', 'dist/testing.js', 'index.d.ts', 'package.json', 'testing.d.ts']);
+    assert.deepEqual(files, ['LICENSE', 'README.md', 'dist/index.js', 'dist/talk.js', 'dist/testing.js', 'index.d.ts', 'package.json', 'testing.d.ts']);
     const tarball = path.join(scratch, packed.filename);
 
     const project = path.join(scratch, 'project');

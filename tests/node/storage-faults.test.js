@@ -70,7 +70,7 @@ describe('IndexedDB failing after localStorage was cleared', () => {
       const browser = createBrowser();
       await threeDurableTerms(browser);
       browser.localStorage.clear();
-      browser.idb.fail(failure);
+      browser.indexedDB.fail(failure);
       const { baton, handle } = page(browser, 'reloaded');
       const degradedEpoch = await term(handle);
       const metrics = baton.metrics();
@@ -81,7 +81,7 @@ describe('IndexedDB failing after localStorage was cleared', () => {
       assert.equal(metrics.glue.epochsNotDurable, 1);
       assert.equal(await tryFenced(handle), 'EPOCH_NOT_DURABLE');
 
-      browser.idb.fail(false);
+      browser.indexedDB.fail(false);
       const recovered = await nextTerm(handle);
       assert.ok(recovered > 3 && recovered > degradedEpoch, `epoch ${recovered} above 3 and ${degradedEpoch}`);
       assert.equal(baton.metrics().degraded, false, 'degraded clears with a durable term');
@@ -95,14 +95,14 @@ describe('a store that does not answer', () => {
   for (const failure of ['hang', 'blocked']) {
     test(`${failure}: the lock holder leads degraded after the storage deadline instead of staying a candidate`, async () => {
       const browser = createBrowser();
-      browser.idb.fail(failure);
+      browser.indexedDB.fail(failure);
       const { baton, handle } = page(browser, 'a');
       const epoch = await term(handle);
       assert.equal(epoch, 1);
       assert.equal(baton.metrics().degradedReason, 'storage-timeout');
       assert.equal(await tryFenced(handle), 'EPOCH_NOT_DURABLE');
 
-      browser.idb.fail(false); // the parked open answers now
+      browser.indexedDB.fail(false); // the parked open answers now
       const recovered = await nextTerm(handle);
       assert.ok(recovered > epoch);
       assert.equal(baton.metrics().degraded, false);
@@ -112,7 +112,7 @@ describe('a store that does not answer', () => {
 
   test('lease mode: a hung store fails the lease transactions, falls back to broadcast-only and says so', async () => {
     const browser = createBrowser();
-    browser.idb.fail('hang');
+    browser.indexedDB.fail('hang');
     const { baton, handle } = page(browser, 'a', { authority: 'lease' });
     await waitFor(() => baton.metrics().mode === 'broadcast', { what: 'fallback to broadcast-only', timeoutMs: 20000 });
     assert.equal(baton.metrics().degradedReason, 'lease-fallback');
@@ -127,7 +127,7 @@ describe('a store that loses writes or answers stale values', () => {
       const browser = createBrowser();
       const { baton, handle } = page(browser, 'a');
       const epochs = [await term(handle), await nextTerm(handle)];
-      browser.idb.fail(failure);
+      browser.indexedDB.fail(failure);
       // lost-write: this term's write is dropped (not yet visible); stale-read: the read is one write behind.
       if (failure === 'lost-write') epochs.push(await nextTerm(handle));
       epochs.push(await nextTerm(handle));
@@ -137,7 +137,7 @@ describe('a store that loses writes or answers stale values', () => {
 
       // Recovered: the next transaction repairs the counter (it writes above every epoch this
       // tab knows); a lost write is seen until a later one reads the repair back.
-      browser.idb.fail(false);
+      browser.indexedDB.fail(false);
       let terms = 0;
       while (baton.metrics().degraded) {
         epochs.push(await nextTerm(handle));
@@ -168,7 +168,7 @@ describe('what durable means per backend', () => {
   test('IndexedDB: durable across reloads, and the counter is the stored one', async () => {
     const browser = createBrowser();
     await threeDurableTerms(browser);
-    assert.equal(browser.idb.peek(`baton/${NS}`, 'epochs', 'ws'), 3);
+    assert.equal(browser.indexedDB.peek(`baton/${NS}`, 'epochs', 'ws'), 3);
   });
 
   test('lease mode: the lease record epoch is committed with the counter, so it is durable', async () => {
@@ -179,6 +179,6 @@ describe('what durable means per backend', () => {
     assert.equal(epoch, 4, 'a lease term starts above the shared counter');
     assert.equal(baton.metrics().degraded, false);
     assert.equal(await tryFenced(handle), 'ran');
-    await waitFor(() => browser.idb.peek(`baton/${NS}`, 'epochs', 'ws') === 4, { what: 'the counter follows the lease' });
+    await waitFor(() => browser.indexedDB.peek(`baton/${NS}`, 'epochs', 'ws') === 4, { what: 'the counter follows the lease' });
   });
 });

@@ -4,6 +4,7 @@
 //   baton_sim --steps 1000000            runs seeds until a million steps are done
 //   baton_sim --seed 42 --mode lease     replays one run
 //   baton_sim --no-fence --expect-violation   proves the checks catch a stale owner
+//   baton_sim --trust-claims --expect "durable floor"   proves that check catches its bug
 //   baton_sim --seed 6 --mode broadcast --no-fence --write-scenario FILE
 //                                        writes the run as a scenario file (tests/core/testdata)
 #include <chrono>
@@ -33,7 +34,13 @@ struct Args {
   bool fence = true;
   bool steal = true;
   bool storage_works = true;
+  bool honest_store = true;
+  bool hostile = true;
+  bool store_faults = true;
+  baton::Mutations mutations;
   bool expect_violation = false;
+  std::string expect;  // with --expect: the violation must contain this text
+  std::string flags;   // the flags that change the run, for the replay command
   bool trace = false;
   const char* scenario_file = nullptr;
 };
@@ -83,7 +90,9 @@ bool write_scenario(const Args& a, Authority mode, const std::vector<std::string
 int usage() {
   std::fprintf(stderr,
                "usage: baton_sim [--steps N] [--seed S] [--first-seed S] [--mode locks|lease|broadcast|all]\n"
-               "                 [--no-fence] [--no-steal] [--storage-broken] [--expect-violation] [--trace]\n"
+               "                 [--no-hostile] [--perfect-store] [--storage-broken] [--trace]\n"
+               "  deliberate bugs: [--no-fence] [--no-steal] [--broken-store] [--trust-claims] [--postpone-tick]\n"
+               "                   with [--expect-violation | --expect TEXT]\n"
                "                 [--write-scenario FILE]   (with --seed and one --mode)\n");
   return 2;
 }
@@ -102,14 +111,27 @@ int main(int argc, char** argv) {
     else if (k == "--no-fence") a.fence = false;
     else if (k == "--no-steal") a.steal = false;
     else if (k == "--storage-broken") a.storage_works = false;
+    else if (k == "--broken-store") a.honest_store = false;
+    else if (k == "--trust-claims") a.mutations.trust_claims = true;
+    else if (k == "--postpone-tick") a.mutations.answer_postpones_tick = true;
+    else if (k == "--no-hostile") a.hostile = false;
+    else if (k == "--perfect-store") a.store_faults = false;
+    else if (k == "--expect") { const char* v = value(); if (!v) return usage(); a.expect = v; a.expect_violation = true; }
     else if (k == "--expect-violation") a.expect_violation = true;
     else if (k == "--trace") a.trace = true;
     else if (k == "--write-scenario") { a.scenario_file = value(); if (!a.scenario_file) return usage(); }
     else return usage();
+    bool changes_run = k != "--steps" && k != "--seed" && k != "--first-seed" && k != "--mode" && k != "--trace" &&
+                       k != "--expect" && k != "--expect-violation" && k != "--write-scenario";
+    if (changes_run) a.flags += " " + k;
   }
   if (a.scenario_file && (a.seed < 0 || a.modes.size() != 1)) return usage();
+  // Scenario files have no commands for hostile frames and store faults yet: a run
+  // written out as a scenario goes without them.
+  if (a.scenario_file) a.hostile = a.store_faults = false;
 
-  uint64_t total_steps = 0, runs = 0, violations = 0, handovers = 0, rejected = 0;
+  uint64_t total_steps = 0, runs = 0, violations = 0, expected_violations = 0, handovers = 0, rejected = 0;
+  uint64_t hostile_frames = 0, store_faults = 0, degraded_terms = 0;
   double worst_gap = 0, worst_stale = 0;
   auto started = std::chrono::steady_clock::now();
   uint64_t seed = a.seed >= 0 ? static_cast<uint64_t>(a.seed) : a.first_seed;
@@ -121,6 +143,10 @@ int main(int argc, char** argv) {
       o.fence = a.fence;
       o.steal = a.steal;
       o.storage_works = a.storage_works;
+      o.honest_store = a.honest_store;
+      o.mutations = a.mutations;
+      if (a.hostile) o.hostile_every_ms = 400;
+      if (a.store_faults) o.store_fault = 0.03;
       World world(o);
       if (a.trace) world.set_trace([](const std::string& line) { std::printf("%s\n", line.c_str()); });
       std::vector<std::string> commands;
@@ -131,18 +157,22 @@ int main(int argc, char** argv) {
       total_steps += r.steps;
       handovers += r.handovers;
       rejected += r.effects_rejected;
+      hostile_frames += r.hostile_frames;
+      store_faults += r.store_faults;
+      degraded_terms += r.degraded_terms;
       worst_gap = std::max(worst_gap, r.longest_leaderless_after_faults_ms);
       worst_stale = std::max(worst_stale, r.worst_stale_owner_ms);
+      bool expected = !r.violations.empty() && r.violations.front().find(a.expect) != std::string::npos;
       if (!r.violations.empty()) {
         ++violations;
-        std::printf("VIOLATION seed=%llu mode=%s: %s\n  replay: baton_sim --seed %llu --mode %s%s%s%s\n",
+        if (expected) ++expected_violations;
+        std::printf("VIOLATION seed=%llu mode=%s: %s\n  replay: baton_sim --seed %llu --mode %s%s\n",
                     static_cast<unsigned long long>(seed), mode_flag(mode), r.violations.front().c_str(),
-                    static_cast<unsigned long long>(seed), mode_flag(mode), a.fence ? "" : " --no-fence",
-                    a.steal ? "" : " --no-steal", a.storage_works ? "" : " --storage-broken");
-        if (a.expect_violation) break;
+                    static_cast<unsigned long long>(seed), mode_flag(mode), a.flags.c_str());
+        if (expected) break;
       }
     }
-    if (a.seed >= 0 || total_steps >= a.steps || (a.expect_violation && violations > 0)) break;
+    if (a.seed >= 0 || total_steps >= a.steps || expected_violations > 0) break;
     ++seed;
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -152,10 +182,14 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(rejected));
   std::printf("sim: longest leaderless gap after faults stop %.1f ms, worst stale-owner window %.1f ms\n", worst_gap,
               worst_stale);
+  std::printf("sim: %llu hostile frames, %llu store faults, %llu degraded terms\n",
+              static_cast<unsigned long long>(hostile_frames), static_cast<unsigned long long>(store_faults),
+              static_cast<unsigned long long>(degraded_terms));
   std::printf("sim: %llu runs with violations\n", static_cast<unsigned long long>(violations));
   if (a.expect_violation) {
-    std::printf(violations > 0 ? "sim: the deliberate bug was caught\n" : "sim: the deliberate bug went UNNOTICED\n");
-    return violations > 0 ? 0 : 1;
+    bool caught = expected_violations > 0;
+    std::printf(caught ? "sim: the deliberate bug was caught\n" : "sim: the deliberate bug went UNNOTICED\n");
+    return caught ? 0 : 1;
   }
   return violations == 0 ? 0 : 1;
 }

@@ -11,6 +11,10 @@ namespace {
 
 bool alive(int state) { return state == 0 || state == 1; }  // running or frozen
 
+// A leader whose timers stopped (a freeze) or whose clock jumped may rightly judge itself
+// stalled for this long afterwards; a healthy one never does.
+constexpr double kRecoveryMs = 5000;
+
 std::string format(const char* fmt, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, fmt, v);
@@ -34,7 +38,9 @@ const char* to_string(StorageMode m) {
 World::World(Options options)
     : opt_(options),
       fault_rng_(options.seed * 0x9E3779B97F4A7C15ull + 17),
-      net_rng_(options.seed * 0xD1B54A32D192ED03ull + 29) {
+      net_rng_(options.seed * 0xD1B54A32D192ED03ull + 29),
+      hostile_rng_(options.seed * 0x94D049BB133111EBull + 41),
+      store_rng_(options.seed * 0xBF58476D1CE4E5B9ull + 53) {
   storage_ = opt_.storage_works ? StorageMode::works : StorageMode::broken;
 }
 
@@ -81,6 +87,12 @@ Report World::run() {
   first.at = fault_rng_.unit() * 2 * opt_.fault_every_ms;
   first.kind = Kind::fault;
   schedule(first);
+  if (opt_.hostile_every_ms > 0) {
+    Scheduled hostile{};
+    hostile.at = hostile_rng_.unit() * opt_.hostile_every_ms;
+    hostile.kind = Kind::hostile;
+    schedule(hostile);
+  }
   Scheduled end{};
   end.at = opt_.fault_ms;
   end.kind = Kind::end_faults;
@@ -202,6 +214,16 @@ void World::process(Scheduled& s) {
         schedule(next);
       }
       break;
+    case Kind::hostile:
+      if (!faults_on_) break;
+      hostile_frame();
+      {
+        Scheduled next{};
+        next.at = clock_ms_ - std::log(1 - hostile_rng_.unit()) * opt_.hostile_every_ms;
+        next.kind = Kind::hostile;
+        schedule(next);
+      }
+      break;
     case Kind::end_faults:
       record("at " + exact(clock_ms_));
       record("end-faults");
@@ -236,6 +258,7 @@ int World::open_tab(const TabSpec& spec) {
   c.seed = Random(opt_.seed * 0x2545F4914F6CDD1Dull + static_cast<uint64_t>(t->index)).next();
   c.capabilities = spec.capabilities;
   c.app_version = spec.app_version;
+  c.mutations = opt_.mutations;
   t->node = std::make_unique<Node>(c);
   Tab& tab = *t;
   tabs_.push_back(std::move(t));
@@ -311,22 +334,7 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
       case EffectKind::broadcast: broadcast(t, fx.bytes); break;
       case EffectKind::lock_request: lock_request(t, fx.resource, fx.lock_mode); break;
       case EffectKind::lock_release: lock_release(t, fx.resource); break;
-      case EffectKind::allocate_epoch: {
-        if (storage_ == StorageMode::hung) break;  // the transaction never completes
-        Event e;
-        e.kind = EventKind::epoch_allocated;
-        e.resource = fx.resource;
-        if (storage_ == StorageMode::works) {
-          uint64_t& stored = epoch_store_[fx.resource];
-          stored = std::max(stored, fx.epoch) + 1;
-          e.epoch = stored;
-        } else {
-          e.epoch = fx.epoch + 1;
-          e.durable = false;
-        }
-        schedule_callback(t, e, 0.05);
-        break;
-      }
+      case EffectKind::allocate_epoch: allocate_epoch(t, fx); break;
       case EffectKind::lease_try: {
         if (storage_ == StorageMode::hung) break;
         Scheduled s{};
@@ -338,22 +346,12 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
         schedule(std::move(s));
         break;
       }
-      case EffectKind::elected: {
-        // A degraded term says its epoch may repeat (and runs no fenced effect); the
-        // epochs of all other terms are unique, whatever the storage does.
-        if (fx.degraded == Degraded::none) {
-          auto key = std::make_pair(fx.resource, fx.epoch);
-          auto [it, inserted] = term_owner_.emplace(key, t.instance);
-          if (!inserted && it->second != t.instance) {
-            violation("fencing: epoch " + std::to_string(fx.epoch) + " of " + fx.resource + " issued twice");
-          }
-        }
-        ++terms_won_[fx.resource];
+      case EffectKind::elected:
+        on_elected(t, fx);
         // A new term's first act is a guarded side effect.
         guarded_effects(t);
         break;
-      }
-      case EffectKind::deposed:
+      case EffectKind::deposed: on_deposed(t, fx); break;
       case EffectKind::leader_changed: break;
     }
   }
@@ -379,6 +377,171 @@ void World::guarded_effects(Tab& t) {
                 std::to_string(v.epoch) + " after epoch " + std::to_string(highest) + " was accepted");
     }
     highest = std::max(highest, v.epoch);
+  }
+}
+
+// The epoch counter in IndexedDB: next = max(stored, floor) + 1. The imperfect store
+// sometimes hangs, loses the write (answered, not persisted), reads a stale copy, or
+// answers below the floor it was given (an epoch source going backwards). An honest glue
+// reports lost writes and stale reads as not durable; it cannot know about the others.
+void World::allocate_epoch(Tab& t, const Effect& fx) {
+  const std::string& res = fx.resource;
+  uint64_t& stored = epoch_store_[res];
+  uint64_t& issued = epoch_issued_[res];
+  if (fx.epoch > issued && t.node->authority() != Authority::broadcast) {
+    violation("durable floor: " + t.id + " asked the store for an epoch above " + std::to_string(fx.epoch) + " of " +
+              res + ", but no epoch above " + std::to_string(issued) + " was ever used (a frame moved the floor)");
+  }
+  double fault = store_fault();
+  if (fault < 1) ++report_.store_faults;
+  if (storage_ == StorageMode::hung || fault < 0.25) return;  // the transaction never completes
+  Event e;
+  e.kind = EventKind::epoch_allocated;
+  e.resource = res;
+  // Persisted by the monotonic counter. A later term may reuse the epoch of a lost write
+  // or a stale read, but only that of a degraded term, which ran no fenced effect.
+  bool trusted = false;
+  if (storage_ == StorageMode::broken) {
+    e.epoch = fx.epoch + 1;
+    e.durable = false;
+  } else if (fault < 0.5) {
+    e.epoch = std::max(stored, fx.epoch) + 1;  // lost write
+    e.durable = !opt_.honest_store;
+  } else if (fault < 0.75) {
+    uint64_t stale = stored - std::min<uint64_t>(stored, 1 + store_rng_.next() % 3);  // stale read
+    e.epoch = std::max(stale, fx.epoch) + 1;
+    e.durable = !opt_.honest_store;
+  } else if (fault < 1) {
+    e.epoch = fx.epoch - std::min<uint64_t>(fx.epoch, store_rng_.next() % 3);  // below the floor
+  } else {
+    stored = std::max(stored, fx.epoch) + 1;
+    e.epoch = stored;
+    trusted = true;
+  }
+  issued = std::max(issued, e.epoch);
+  t.last_answer[res] = {e.epoch, trusted};
+  schedule_callback(t, e, 0.05);
+}
+
+double World::store_fault() {
+  if (!faults_on_ || opt_.store_fault <= 0 || storage_ != StorageMode::works) return 1;
+  return store_rng_.unit() / opt_.store_fault;
+}
+
+// Terms that are not degraded run fenced effects, so their epochs must be unique and
+// rise in the order the terms begin, whatever the receiver's fence does.
+void World::on_elected(Tab& t, const Effect& fx) {
+  const std::string& res = fx.resource;
+  ++terms_won_[res];
+  uint64_t& issued = epoch_issued_[res];
+  issued = std::max(issued, fx.epoch);  // a made-up epoch of a degraded term becomes a floor too
+  if (fx.degraded != Degraded::none) {
+    ++report_.degraded_terms;
+    return;
+  }
+  if (fx.reason != Reason::lease_acquired) {  // else the lease record's epoch
+    auto it = t.last_answer.find(res);
+    bool trusted = it != t.last_answer.end() && it->second.first == fx.epoch && it->second.second;
+    if (!trusted) {
+      violation("degraded: " + t.id + " led " + res + " with epoch " + std::to_string(fx.epoch) +
+                " that the store could repeat, without saying so");
+    }
+  }
+  auto [owner, inserted] = term_owner_.emplace(std::make_pair(res, fx.epoch), t.instance);
+  if (!inserted && owner->second != t.instance) {
+    violation("fencing: epoch " + std::to_string(fx.epoch) + " of " + res + " issued twice");
+  }
+  // A tab elected without the authority (its lock stolen meanwhile) is a stale owner,
+  // bounded by the stale-ownership check; only holders define the order of terms.
+  if (!holds_authority(t, res)) return;
+  uint64_t& last = clean_term_[res];
+  if (fx.epoch <= last) {
+    violation("epochs: a term of " + res + " began with epoch " + std::to_string(fx.epoch) + " after term " +
+              std::to_string(last));
+  }
+  last = std::max(last, fx.epoch);
+}
+
+// Under an authority, nothing another tab says may end a healthy leader's term.
+void World::on_deposed(Tab& t, const Effect& fx) {
+  if (t.node->authority() == Authority::broadcast) return;
+  bool by_frames = fx.reason == Reason::stalled || fx.reason == Reason::newer_epoch || fx.reason == Reason::conflict;
+  bool healthy = t.state == TabState::running && clock_ms_ - t.thawed_ms > kRecoveryMs &&
+                 clock_ms_ - jumped_ms_ > kRecoveryMs;
+  if (by_frames && healthy) {
+    violation("liveness: " + t.id + ", a healthy leader of " + fx.resource + ", stepped down (" +
+              to_string(fx.reason) + ")");
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Hostile frames: a same-origin script that watches the channel and forges every kind of
+// frame that once broke a guarantee.
+
+void World::hostile_frame() {
+  ++report_.hostile_frames;
+  if (resources_.empty()) return;
+  const std::string res = resources_[static_cast<size_t>(hostile_rng_.unit() * resources_.size())];
+  uint64_t top = 0;
+  std::string leader;
+  std::vector<const Tab*> open;
+  for (const auto& t : tabs_) {
+    if (!alive(static_cast<int>(t->state))) continue;
+    open.push_back(t.get());
+    ResourceView v = t->node->view(res);
+    top = std::max({top, v.epoch, v.leader_epoch});
+    if (v.role == Role::leader) leader = t->id;
+  }
+  wire::Frame f;
+  f.kind = wire::Kind::heartbeat;
+  f.sender = "mallory" + std::to_string(hostile_rng_.next() % 4);
+  f.generation = 1;
+  f.app_version = "1.0";
+  f.tick_seq = forged_seq_++;  // forged liveness: always progressing
+  f.refresh_ms = 1000;
+  f.capabilities = {"ws.owner.v1"};
+  const Tab* victim = open.empty() ? nullptr : open[static_cast<size_t>(hostile_rng_.unit() * open.size())];
+  switch (hostile_rng_.next() % 8) {
+    case 0: f.claims = {{res, uint64_t{1} << 40}}; break;
+    case 1:  // a newer term, sometimes in a real tab's name
+      if (victim && hostile_rng_.unit() < 0.3) f.sender = victim->id;
+      f.claims = {{res, top + 1}};
+      break;
+    case 2: f.claims = {{res, top > 1 ? top - 1 : 1}}; break;
+    case 3:  // a real tab's id with the highest generation
+      if (!victim) return;
+      f.kind = wire::Kind::presence;
+      f.sender = victim->id;
+      f.generation = UINT32_MAX;
+      break;
+    case 4:
+      f.kind = wire::Kind::presence;
+      f.app_version = "999";
+      break;
+    case 5:  // a visible tab asks the leader to step down
+      if (leader.empty()) return;
+      f.kind = wire::Kind::abdicate_request;
+      f.subject = res;
+      f.target = leader;
+      break;
+    case 6:
+      if (replay_.empty()) return;
+      send_forged(replay_);
+      return;
+    case 7: f.kind = wire::Kind::hello; break;
+  }
+  send_forged(wire::encode(f));
+}
+
+void World::send_forged(const std::vector<uint8_t>& bytes) {
+  for (auto& t : tabs_) {
+    if (!alive(static_cast<int>(t->state))) continue;
+    Scheduled s{};
+    s.at = clock_ms_ + 0.05 + hostile_rng_.unit() * 0.5;  // a hostile sender is never held
+    s.kind = Kind::deliver;
+    s.tab = t->index;
+    s.bytes = bytes;
+    schedule(std::move(s));
   }
 }
 
@@ -466,6 +629,7 @@ void World::lock_drop_all(int tab) {
 // Simulated BroadcastChannel: to every other live tab, with loss, duplication, reordering.
 
 void World::broadcast(Tab& from, const std::vector<uint8_t>& bytes) {
+  if (opt_.hostile_every_ms > 0 && hostile_rng_.unit() < 0.01) replay_ = bytes;
   for (auto& other : tabs_) {
     if (other->index == from.index || !alive(static_cast<int>(other->state))) continue;
     if (faults_on_ && net_rng_.unit() < opt_.loss) continue;
@@ -539,17 +703,27 @@ void World::inject(int tab, std::vector<uint8_t> bytes) {
 // Simulated IndexedDB lease: the read-write transaction runs atomically in the tab.
 
 void World::run_lease_txn(Tab& t, const std::string& res) {
-  if (storage_ == StorageMode::hung) return;
+  double fault = store_fault();
+  if (fault < 0.5) ++report_.store_faults;
+  if (storage_ == StorageMode::hung || fault < 0.5) return;  // the transaction never completes
   Event e;
   e.resource = res;
-  if (storage_ != StorageMode::works) {
+  if (storage_ != StorageMode::works || fault < 1) {
     e.kind = EventKind::lease_failed;
     schedule_callback(t, e, 0.2);
     return;
   }
   LeaseRecord& stored = lease_store_[res];
   LeaseRecord write = t.node->lease_decide(res, stored, node_now());
-  if (write.present) stored = write;
+  uint64_t& issued = epoch_issued_[res];
+  if (write.present && write.epoch > std::max(stored.epoch, issued) + 1) {
+    violation("durable floor: " + t.id + " wrote lease epoch " + std::to_string(write.epoch) + " of " + res +
+              " above every epoch ever issued (a frame moved the floor)");
+  }
+  if (write.present) {
+    stored = write;
+    issued = std::max(issued, write.epoch);
+  }
   e.kind = EventKind::lease_result;
   e.lease = stored;
   schedule_callback(t, e, latency(0.2, 1));
@@ -658,6 +832,7 @@ void World::send(int tab, Event e) { deliver(*tabs_[tab], e); }
 
 void World::jump_clock(double delta_ms) {
   clock_offset_ms_ += delta_ms;
+  jumped_ms_ = clock_ms_;
   if (trace_) trace(format("clock jumps %+.0f ms", delta_ms));
 }
 
@@ -680,6 +855,7 @@ void World::freeze(int tab, bool announce) {
 void World::thaw(int tab) {
   Tab& t = *tabs_[tab];
   t.state = TabState::running;
+  t.thawed_ms = clock_ms_;
   if (trace_) trace_tab(t, "thaws");
   std::vector<Scheduled> held;
   held.swap(deferred_[t.index]);
@@ -829,9 +1005,6 @@ bool World::holds_authority(const Tab& t, const std::string& res) const {
 }
 
 void World::check(double now) {
-  double stale_bound = opt_.authority == Authority::web_locks ? 50
-                       : opt_.authority == Authority::lease ? 5000 / 3.0 + 50
-                                                            : 3000 + 1000;
   for (const auto& res : resources_) {
     bool has_leader = false;
     for (const auto& t : tabs_) {
@@ -841,6 +1014,9 @@ void World::check(double now) {
         continue;
       }
       bool leads = t->node->view(res).role == Role::leader;
+      // A tab whose lease storage failed runs broadcast-only, with that mode's bound.
+      Authority a = t->node->authority();
+      double stale_bound = a == Authority::web_locks ? 50 : a == Authority::lease ? 5000 / 3.0 + 50 : 3000 + 1000;
       bool authority = leads && holds_authority(*t, res);
       if (authority) has_leader = true;
       if (leads && !authority) {

@@ -21,6 +21,7 @@
 #include "core/fence.h"
 #include "core/node.h"
 #include "core/random.h"
+#include "core/wire.h"
 #include "names.h"
 
 namespace baton::sim {
@@ -39,9 +40,18 @@ struct Options {
   // Mean simulated time between tab faults (crash, freeze, close, join, hide, jump...).
   double fault_every_ms = 1500;
   bool storage_works = true;
+  // An imperfect store (run() only): per operation while faults last, the chance of a
+  // hang, a lost write, a stale read or an answer below the floor it was given (an
+  // epoch source going backwards). 0: off.
+  double store_fault = 0;
+  // Hostile same-origin frames of every kind while faults last (run() only), mean gap.
+  // 0: off.
+  double hostile_every_ms = 0;
   // Deliberate bugs, to prove the checks catch them.
   bool fence = true;         // false: the effect receiver accepts stale epochs
   bool steal = true;         // false: the lock manager ignores steal requests
+  bool honest_store = true;  // false: the glue reports lost writes and stale reads as durable
+  Mutations mutations;       // deliberate bugs inside the core
   size_t max_steps = 0;      // 0: run to the end of fault_ms + quiet_ms
   // false: every latency is its fixed base (hand-written scenarios read exact times).
   bool jitter = true;
@@ -69,6 +79,9 @@ struct Report {
   uint64_t effects_rejected = 0;                  // stale owners stopped by the fence
   uint64_t messages_delivered = 0;
   uint64_t faults = 0;
+  uint64_t hostile_frames = 0;
+  uint64_t store_faults = 0;
+  uint64_t degraded_terms = 0;
 };
 
 class World {
@@ -141,9 +154,13 @@ class World {
     uint64_t timer_token = 0;      // bumps to cancel the previous timer
     std::map<std::string, uint64_t> lock_request;  // the glue's current request per resource
     std::map<std::string, Role> roles;             // as last traced
+    double thawed_ms = -1e18;      // when it last thawed (its timers were stopped before)
+    // Per resource: the store's last answer to this tab, and whether the monotonic
+    // counter persisted it (not a lost write, a stale read or an answer below the floor).
+    std::map<std::string, std::pair<uint64_t, bool>> last_answer;
   };
 
-  enum class Kind : uint8_t { timer, deliver, callback, lease_txn, release_crashed, fault, end_faults };
+  enum class Kind : uint8_t { timer, deliver, callback, lease_txn, release_crashed, fault, end_faults, hostile };
 
   struct Scheduled {
     double at;
@@ -193,6 +210,11 @@ class World {
   void deliver(Tab& t, const Event& e);
   void apply(Tab& t, const std::vector<Effect>& effects);
   void guarded_effects(Tab& t);
+  void allocate_epoch(Tab& t, const Effect& fx);
+  void on_elected(Tab& t, const Effect& fx);
+  void on_deposed(Tab& t, const Effect& fx);
+  // The imperfect store: a fault number below 1 picks a fault, 1 or more means none.
+  double store_fault();
   void process(Scheduled& s);
   void run_lease_txn(Tab& t, const std::string& res);
 
@@ -206,6 +228,8 @@ class World {
 
   // Faults.
   void random_fault();
+  void hostile_frame();
+  void send_forged(const std::vector<uint8_t>& bytes);
   void record(const std::string& command);
   void trace(const std::string& line);
   void trace_tab(const Tab& t, const std::string& what);
@@ -221,6 +245,8 @@ class World {
   Options opt_;
   Random fault_rng_;  // which fault, which tab, what a new tab offers
   Random net_rng_;    // latencies, loss, duplication, reordering
+  Random hostile_rng_;  // hostile frames: when, which kind, to whom
+  Random store_rng_;    // the imperfect store's faults
   double clock_ms_ = 0;
   double clock_offset_ms_ = 1.7e12;  // node time = wall clock, jumps move it
   uint64_t seq_ = 0;
@@ -232,6 +258,11 @@ class World {
   std::vector<std::unique_ptr<Tab>> tabs_;
   std::map<std::string, LockQueue> locks_;
   std::map<std::string, uint64_t> epoch_store_;
+  std::map<std::string, uint64_t> epoch_issued_;  // highest epoch the store or a term used
+  std::map<std::string, uint64_t> clean_term_;    // highest epoch of a term not degraded
+  double jumped_ms_ = -1e18;                      // last wall clock jump
+  uint64_t forged_seq_ = 1;
+  std::vector<uint8_t> replay_;                   // a real frame, for replaying
   std::map<std::string, LeaseRecord> lease_store_;
   StorageMode storage_ = StorageMode::works;
   std::vector<std::string> resources_;  // every resource a tab joined, in order
@@ -242,7 +273,8 @@ class World {
   bool trace_all_frames_ = false;
   Fence receiver_;  // the guarded side effects' receiver (a server)
   std::map<std::string, uint64_t> highest_accepted_;
-  std::map<std::pair<std::string, uint64_t>, uint64_t> term_owner_;  // (res, epoch) -> instance
+  // (res, epoch) -> the instance that led a term not degraded with it
+  std::map<std::pair<std::string, uint64_t>, uint64_t> term_owner_;
   std::map<std::string, uint64_t> terms_won_;
   std::map<std::string, double> leaderless_since_;
   std::map<std::pair<int, std::string>, double> stale_since_;

@@ -18,7 +18,9 @@ import {
   type Election,
   type LeadershipChange,
   type LeaderElector,
-  type StaleOwnerError,
+  DeposedError,
+  StaleOwnerError,
+  type DuplicateLeaderEvent,
   type Token,
 } from 'tab-baton';
 import { createBrowser, type FakeTab } from 'tab-baton/testing';
@@ -42,9 +44,14 @@ export async function orchestrator(): Promise<void> {
     preferVisible: true,
     run(token: Token, signal: AbortSignal) {
       const socket = new WebSocket(`wss://example.com/stream?epoch=${token.epoch}`);
-      signal.addEventListener('abort', () => socket.close());
+      signal.addEventListener('abort', () => {
+        socket.close();
+        if (signal.reason instanceof DeposedError) console.log(signal.reason.reason, signal.reason.epoch, signal.reason.name);
+      });
     },
   });
+  // The browser's own primitives fit the env option.
+  createBaton({ namespace: 'real', env: { locks: navigator.locks, BroadcastChannel, indexedDB, localStorage, document, setTimeout, clearTimeout } });
   const unsubscribe: () => void = ws.onChange((change: LeadershipChange) => {
     if (change.type === 'deposed') console.log(`lost ${change.resource}: ${change.reason}`);
     console.log(change.state, change.leader?.id, change.token?.epoch);
@@ -53,7 +60,7 @@ export async function orchestrator(): Promise<void> {
     const status: number = await ws.fenced(async (token) => (await send('/outbox', { epoch: token.epoch })).status);
     console.log(status);
   } catch (error) {
-    if ((error as StaleOwnerError).code === 'STALE_OWNER') console.log('another tab took over');
+    if (error instanceof StaleOwnerError) console.log('another tab took over', error.code, error.epoch, error.highest);
   }
   const state: 'follower' | 'candidate' | 'leader' | 'stepping-down' | 'released' = ws.state();
   const token: Token | null = ws.token();
@@ -115,8 +122,8 @@ export function article(): void {
 export async function broadcastChannelStyle(): Promise<void> {
   const channel = new PubkeyChannel('foobar');
   const elector: LeaderElector<PubkeyChannel> = createLeaderElection(channel, { fallbackInterval: 3000 });
-  elector.onduplicate = function () {
-    console.log('duplicate leaders on', this.name);
+  elector.onduplicate = function (event: DuplicateLeaderEvent) {
+    console.log('duplicate leaders on', this.name, event.reason, event.epoch, event.other);
   };
   await elector.awaitLeadership();
   const hasLeader: boolean = await elector.hasLeader();
@@ -138,6 +145,12 @@ export async function testing(): Promise<void> {
   const relinquish = requestLeadership('y', () => {}, { env: tabs[1]! });
   const elector = createLeaderElection('z', { env: tabs[1]! });
   console.log(handles.map((h) => h.state()), await browser.locks.query());
+  // The lease mode: an origin with IndexedDB, tabs without Web Locks.
+  const withDb = createBrowser({ indexedDB: true });
+  const tab = withDb.tab('l');
+  const lease = createBaton({ namespace: 'lease', env: { ...tab, locks: null } });
+  console.log(lease.support().mode, withDb.indexedDB?.peek('baton/lease', 'leases', 'v1/job'), withDb.indexedDB?.stats().committed);
+  lease.dispose();
   election.dispose();
   relinquish();
   await elector.die();
@@ -191,4 +204,8 @@ export function rejected(): void {
   createBaton({ namespace: 'n' }).lead('ws', { serve: 'echo' });
   // @ts-expect-error isLeader is a property in broadcast-channel's API, not a method
   createLeaderElection('x').isLeader();
+  // @ts-expect-error the duplicate event is typed: no such field
+  createLeaderElection('x').onduplicate = (event) => event.whatever;
+  // @ts-expect-error errors are thrown by Baton, not constructed by apps
+  new StaleOwnerError('r', 1, 2);
 }

@@ -1,4 +1,5 @@
 #include "node.h"
+#include "node_internal.h"
 
 #include <algorithm>
 #include <utility>
@@ -6,29 +7,13 @@
 namespace baton {
 namespace {
 
-// A claimed epoch at or above kPlausibleEpoch, or more than kMaxEpochJump above the
-// confirmed floor (even a floor of 0, when nothing is known yet), is forged or corrupt:
-// honouring it would let one message exhaust the epoch space. Measuring the jump from
-// the confirmed floor, not from other claims, stops a stream of claims from ratcheting.
-constexpr uint64_t kPlausibleEpoch = uint64_t{1} << 40;
-constexpr uint64_t kMaxEpochJump = uint64_t{1} << 20;
-// Answers to frames (see Node::answer) are sent at most this often per heartbeat.
-constexpr double kAnswersPerHeartbeat = 10;
-// Consecutive lease transaction failures before the lease is given up for broadcast-only.
-constexpr uint32_t kLeaseFailuresBeforeFallback = 3;
+using detail::make;
+
 constexpr double kMaxRefreshHeartbeats = 60;
 
 bool same_record(const LeaseRecord& a, const LeaseRecord& b) {
   return a.present == b.present && a.owner == b.owner && a.generation == b.generation && a.epoch == b.epoch &&
          a.expires_ms == b.expires_ms;
-}
-
-Effect make(EffectKind kind, const std::string& resource, LockMode mode = LockMode::queue) {
-  Effect e;
-  e.kind = kind;
-  e.resource = resource;
-  e.lock_mode = mode;
-  return e;
 }
 
 }  // namespace
@@ -67,6 +52,7 @@ std::vector<Effect> Node::step(const Event& e) {
     case EventKind::lock_unavailable:
       if (r && r->lock == LockState::queued) {
         r->lock = LockState::none;
+        r->stealing = false;  // a refused steal may be tried again after the backoff
         fail_acquisition(*r, now);
       }
       break;
@@ -291,106 +277,6 @@ void Node::on_lock_lost(Resource& r, double now, Effects& out) {
   trigger(r, now);
 }
 
-// Asks the durable counter for the next epoch above the confirmed floor. Claims are
-// hints that must not reach the store, or one forged frame would move the floor for good.
-void Node::request_epoch(Resource& r, double now, Effects& out) {
-  Effect alloc = make(EffectKind::allocate_epoch, r.name);
-  alloc.epoch = config_.mutations.trust_claims ? r.max_epoch : r.floor_epoch;
-  out.push_back(std::move(alloc));
-  r.allocating = true;
-  r.allocating_since_ms = now;
-  r.wake_ms = std::min(r.wake_ms, now + config_.storage_timeout_ms);
-}
-
-void Node::check_storage_timeouts(Resource& r, double now, Effects& out) {
-  if (r.allocating) {
-    double due = r.allocating_since_ms + config_.storage_timeout_ms;
-    if (now < due) {
-      r.wake_ms = std::min(r.wake_ms, due);
-    } else {
-      // A hung store must not leave the lock holder a candidate for ever: lead on a
-      // made-up epoch above every own term, and say that it may repeat. A late answer
-      // is ignored.
-      r.allocating = false;
-      ++metrics_.storage_failures;
-      degraded_ = Degraded::storage_timeout;
-      if (r.role == Role::candidate) finish_candidacy(r, r.floor_epoch + 1, Degraded::storage_timeout, now, out);
-    }
-  }
-  if (r.lease_op != LeaseOp::none) {
-    double due = r.lease_started_ms + config_.storage_timeout_ms;
-    if (now < due) r.wake_ms = std::min(r.wake_ms, due);
-    else on_lease_failed(r, Degraded::storage_timeout, now, out);
-  }
-}
-
-void Node::on_lease_failed(Resource& r, Degraded why, double now, Effects& out) {
-  r.lease_op = LeaseOp::none;
-  ++metrics_.storage_failures;
-  degraded_ = why;
-  if (r.role == Role::leader) {
-    step_down(r, Reason::storage_failed, now, out);
-  } else if (r.role != Role::follower) {
-    set_role(r, Role::follower, Reason::storage_failed, now);  // nothing was acquired
-  }
-  if (++lease_failures_ >= kLeaseFailuresBeforeFallback && config_.authority == Authority::lease) {
-    config_.authority = Authority::broadcast;
-    fell_back_ = true;
-    // Terms held under the lease end with it; they start again, degraded, without it.
-    for (auto& [name, other] : resources_) {
-      if (other.role == Role::leader) step_down(other, Reason::storage_failed, now, out);
-    }
-    trigger_all(now);
-  }
-  fail_acquisition(r, now);
-}
-
-void Node::on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double now, Effects& out) {
-  if (!r.allocating) return;  // nothing was asked (or it timed out): not an answer to us
-  r.allocating = false;
-  if (r.role != Role::candidate) return;  // the attempt ended meanwhile
-  Degraded why = Degraded::none;
-  if (!durable) {
-    why = Degraded::not_durable;
-  } else if (claims_decide() && epoch <= r.floor_epoch && !r.reallocated) {
-    // Broadcast-only: a newer term was claimed while the counter answered. Allocate
-    // again above it (once: a store that ignores the floor is not asked for ever).
-    request_epoch(r, now, out);
-    r.reallocated = true;
-    return;
-  } else if (epoch <= r.floor_epoch) {
-    why = Degraded::store_regressed;  // at or below an epoch this tab already used
-  } else if (epoch <= r.max_epoch) {
-    // Another tab claims a term at or above this one. Either the store lost epochs
-    // (cleared, restored) or the claim is forged; the claim cannot move the floor, so
-    // this term runs degraded instead.
-    why = Degraded::behind_claim;
-  } else if (fell_back_) {
-    // The others' terms come from lease records this counter knows nothing of.
-    why = Degraded::storage_failed;
-  }
-  if (why != Degraded::none) {
-    degraded_ = why;
-    if (why != Degraded::behind_claim) ++metrics_.storage_failures;
-  }
-  // Above every term this tab confirmed, whatever the store said.
-  finish_candidacy(r, std::max(epoch, r.floor_epoch + 1), why, now, out);
-}
-
-void Node::finish_candidacy(Resource& r, uint64_t epoch, Degraded degraded, double now, Effects& out) {
-  r.reallocated = false;
-  if (config_.authority == Authority::broadcast && !r.leader.empty() && r.leader != config_.id &&
-      !leader_silent(r, now, config_.suspect_ms)) {
-    // A live leader showed up while the epoch was being allocated.
-    set_role(r, Role::follower, Reason::conflict, now);
-    r.floor_epoch = std::max(r.floor_epoch, epoch);
-    r.max_epoch = std::max(r.max_epoch, epoch);
-    fail_acquisition(r, now);
-    return;
-  }
-  become_leader(r, epoch, r.reason == Reason::steal ? Reason::steal : Reason::epoch_ready, degraded, now, out);
-}
-
 void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effects& out) {
   LeaseOp op = r.lease_op;
   r.lease_op = LeaseOp::none;
@@ -463,118 +349,6 @@ void Node::on_dispose(double now, Effects& out) {
   lifecycle_ = Lifecycle::closing;
   send(frame(wire::Kind::goodbye), out);
   disposed_ = true;
-}
-
-// ---------------------------------------------------------------------------------------
-// Frames from other tabs.
-
-// A claim is a hint. Under Web Locks and the lease, nothing it says deposes the holder of
-// the authority or moves the confirmed floor; the authority is asked to confirm instead.
-// Broadcast-only has no authority, so there the newest claim decides: a forged claim can
-// end the current term, and the next term starts above it (at most kMaxEpochJump above
-// the floor), so the damage is that one term. The README's security model states this.
-void Node::on_claim(const wire::Frame& f, const wire::Claim& c, double now, Effects& out) {
-  auto it = resources_.find(c.resource);
-  if (it == resources_.end() || it->second.left) return;
-  Resource& r = it->second;
-  if (c.epoch >= kPlausibleEpoch || c.epoch > r.floor_epoch + kMaxEpochJump) {
-    ++metrics_.dropped_forged_epoch;
-    return;
-  }
-  r.max_epoch = std::max(r.max_epoch, c.epoch);
-  if (claims_decide()) {
-    r.floor_epoch = std::max(r.floor_epoch, c.epoch);
-    fence_.observe(r.name, c.epoch);
-  }
-
-  if (r.role == Role::leader) {
-    bool newer = c.epoch > r.epoch;
-    bool same = c.epoch == r.epoch;
-    if (!newer && !same) {
-      answer(now, out);  // tells the stale leader
-      return;
-    }
-    if (claims_decide()) {
-      const Candidate* rival = presence_.find(f.sender);
-      bool rival_wins = newer || (rival && ranks_before(view_of(*rival, now), self_view(), r.name, now));
-      if (rival_wins) {
-        step_down(r, newer ? Reason::newer_epoch : Reason::conflict, now, out, false);
-        set_leader(r, f.sender, c.epoch, now, out);
-      } else {
-        answer(now, out);
-      }
-      return;
-    }
-    ++metrics_.epoch_conflicts;
-    if (config_.authority == Authority::lease) {
-      // The lease record decides: renew now (at most once a heartbeat) and step down if
-      // it names another owner.
-      if (r.lease_op == LeaseOp::none && now - r.lease_started_ms >= config_.heartbeat_ms) {
-        r.renew_ms = now;
-        trigger(r, now, true);
-      }
-    } else if (timers_stalled(now)) {
-      // The lock decides: a thawed leader whose lock was stolen hears lock_lost. A
-      // leader whose own timers stalled steps down without waiting for it.
-      step_down(r, Reason::stalled, now, out, false);
-    }
-    return;
-  }
-  // A follower keeps a leader that makes progress: another claimant is adopted only when
-  // none is known, the known one went silent, or (broadcast-only) it claims a newer term.
-  bool adopt = r.leader.empty() || leader_silent(r, now, config_.suspect_ms) ||
-               (f.sender == r.leader ? c.epoch >= r.leader_epoch : claims_decide() && c.epoch >= r.leader_epoch);
-  if (adopt) set_leader(r, f.sender, c.epoch, now, out);
-}
-
-void Node::on_goodbye(const wire::Frame& f, double now, Effects& out) {
-  for (auto& [name, r] : resources_) {
-    if (!f.subject.empty() && f.subject != name) continue;
-    if (f.target == config_.id) {
-      r.named_successor = true;
-      r.departed = f.sender;
-      r.named_ms = now;
-    }
-    if (r.leader == f.sender) clear_leader(r, now, out);
-    trigger(r, now, f.target == config_.id);
-  }
-  if (f.subject.empty()) {
-    presence_.remove(f.sender);
-    trigger_all(now);
-  }
-}
-
-// Another tab asks this one to give up `subject`. Honoured only when a rule allows it:
-// this tab's own timers stalled, or (preferVisible) this tab is hidden and the asker is a
-// visible, alive, eligible tab, at most once per suspect timeout per asker. Otherwise the
-// answer shows that this tab still leads.
-void Node::on_abdicate_request(const wire::Frame& f, double now, Effects& out) {
-  if (f.target != config_.id) return;
-  auto it = resources_.find(f.subject);
-  if (it == resources_.end() || it->second.role != Role::leader) {
-    answer(now, out);  // tells the asker we do not lead it
-    return;
-  }
-  Resource& r = it->second;
-  if (timers_stalled(now)) {
-    // Our timers stopped (frozen or throttled): hand over while a handler still runs.
-    step_down(r, Reason::stalled, now, out);
-    return;
-  }
-  if (visible_asker_may_take_over(r, f.sender, now) &&
-      presence_.allow_request(f.sender, now, config_.suspect_ms)) {
-    step_down(r, Reason::prefer_visible, now, out);
-    r.backoff_until_ms = now + config_.heartbeat_ms;
-    return;
-  }
-  answer(now, out);
-}
-
-bool Node::visible_asker_may_take_over(const Resource& r, const std::string& asker_id, double now) const {
-  if (!r.policy.prefer_visible || lifecycle_ != Lifecycle::hidden) return false;
-  const Candidate* asker = presence_.find(asker_id);
-  if (!asker || asker->lifecycle != Lifecycle::active) return false;
-  return is_eligible(view_of(*asker, now), r.policy, r.name, newest_app_version(r, now));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1064,16 +838,6 @@ void Node::send_heartbeat(double now, Effects& out) {
   send(frame(wire::Kind::heartbeat), out);
   heartbeat_due_ms_ = now + config_.heartbeat_ms;
   presence_due_ms_ = now + refresh_ms();
-}
-
-void Node::answer(double now, Effects& out) {
-  if (now - last_answer_ms_ < config_.heartbeat_ms / kAnswersPerHeartbeat) return;
-  last_answer_ms_ = now;
-  if (config_.mutations.answer_postpones_tick) {
-    send_heartbeat(now, out);  // the old bug: the reply pushes the own timer back
-    return;
-  }
-  send(frame(leads_anything() ? wire::Kind::heartbeat : wire::Kind::presence), out);
 }
 
 // Leaders show progress every heartbeat. Followers refresh their presence less often

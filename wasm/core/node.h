@@ -6,6 +6,10 @@
 // The node never reads a clock, never draws global randomness and never performs I/O.
 // The glue (browser) or the simulation (tests) turns effects into calls to Web Locks,
 // BroadcastChannel and storage, and reports what happened back as events.
+//
+// Node's implementation is split by concern: node.cc (dispatch, the per-authority
+// decisions, ranking, frames), peer_frames.cc (trust in other tabs' frames, answers),
+// epochs.cc (where a term's epoch comes from, storage faults, degraded terms).
 #pragma once
 #include <algorithm>
 #include <cstdint>

@@ -1,14 +1,20 @@
 /**
  * The awaforge `leaderElection` module's API on top of Baton:
  * `leaderElection.create({channel, id, heartbeatMs, takeoverMs, _forceFallback})` and
- * `leaderElection.support()`. `takeoverMs` is the core's suspect timeout;
- * `_forceFallback: true` forces the broadcast-only authority (for tests).
+ * `leaderElection.support()`. `channel` is the exact Web Lock name, as awaforge documents
+ * (Baton's frames use the channel `baton/<channel>/v1` beside it). `heartbeatMs` and
+ * `takeoverMs` (the core's suspect timeout) pass through; `_forceFallback: true` forces the
+ * broadcast-only authority (for tests).
+ *
+ * Differences from awaforge, on purpose: `onLeader(fn)` registered while this instance
+ * already leads calls `fn` at once (an observable of the current state); leadership can also
+ * end while the tab lives (a frozen leader is replaced), and `onFollower` says so.
  *
  * @module tab-baton/compat/awaforge
  */
 import { randomId, resolveEnv, supportOf } from '../env.js';
 import { LIMITS, booleanOption, envOption, numberOption, optionsObject, stringOption } from '../options.js';
-import { singleElection } from './shared.js';
+import { registerCompat, singleElection } from './shared.js';
 import { reportError } from '../errors.js';
 import { DEFAULT_HEARTBEAT_MS } from '../constants.js';
 
@@ -40,7 +46,9 @@ function create(opts) {
     }
   };
   const { baton, handle } = singleElection({
+    where,
     name: channel,
+    lockName: channel,
     id,
     heartbeatMs,
     suspectMs: takeoverMs,
@@ -60,10 +68,16 @@ function create(opts) {
       listeners.delete(fn);
     };
   };
+  const subscribeLeader = subscribe(leaderListeners, 'onLeader');
 
-  return Object.freeze({
+  return registerCompat(Object.freeze({
     id,
-    onLeader: subscribe(leaderListeners, 'onLeader'),
+    /** Registered while already leading: `fn` is called at once, then on every later term. */
+    onLeader(fn) {
+      const unsubscribe = subscribeLeader(fn);
+      if (handle.state() === 'leader') call([fn]);
+      return unsubscribe;
+    },
     onFollower: subscribe(followerListeners, 'onFollower'),
     isLeader: () => handle.state() === 'leader',
     /** `{id, since, isMe}` of the known leader, or null (during the first election). */
@@ -76,7 +90,7 @@ function create(opts) {
       leaderListeners.clear();
       followerListeners.clear();
     },
-  });
+  }), baton);
 }
 
 /** `{webLocks, broadcastChannel}`: whether the primary strategy (Web Locks) is available. */

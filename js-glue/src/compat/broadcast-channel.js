@@ -4,18 +4,31 @@
  * surface: `awaitLeadership()`, `hasLeader()`, `isLeader`, `isDead`, `die()`,
  * `onduplicate`, `token`, `broadcastChannel`, `applyOnce()`.
  *
+ * The Web Lock is the library's own, `pubkey-bc||<method type>||<channel name>` (the method
+ * type of a broadcast-channel channel, 'native' for a native channel or a name), so a tab
+ * still on broadcast-channel and a Baton tab never both lead under Web Locks.
+ *
  * As in the library, the election is lazy: the elector only observes (knows the leader)
  * until `awaitLeadership()` or `applyOnce()` is called. Observing is a join whose policy
  * requires a capability this tab does not have, so the core never lets it compete.
- * `onduplicate` is called (once per term) when this tab's term ends because another
- * leader showed up: a newer or conflicting claim, a stolen lock, a lost lease.
+ *
+ * `onduplicate` fires in both leaders when two are seen, as the library's does: in the one
+ * whose term ends because another leader showed up (a newer or conflicting claim, a stolen
+ * lock, a lost lease), which then tells the other on a small side channel
+ * (`baton/<name>/v1/duplicate`), where it fires too. Once per term on each side.
+ *
+ * Not done, on purpose: the library also kills a leading elector on the `unload` package's
+ * `runAll()`. A Baton elector leaves on `pagehide` by itself, and in Node it does not keep
+ * the process alive, so it does not register there; call `die()` (or close the
+ * broadcast-channel channel) to end it.
  *
  * @module tab-baton/compat/broadcast-channel
  */
 import { batonOf, entryOf } from '../baton.js';
 import { reportError } from '../errors.js';
+import { holdProcessOpen } from '../env.js';
 import { LIMITS, envOption, numberOption, oneOfOption, optionsObject, stringOption } from '../options.js';
-import { RESOURCE, singleElection } from './shared.js';
+import { registerCompat, singleElection } from './shared.js';
 
 const OPTIONS = ['fallbackInterval', 'responseTime', 'heartbeatMs', 'authority', 'env', 'id'];
 /** A capability no tab has: the policy of an elector that only observes. */
@@ -23,6 +36,26 @@ const OBSERVER = 'baton.observe-only';
 const DUPLICATE_REASONS = new Set(['conflict', 'newer-epoch', 'lock-lost', 'lease-lost', 'stalled']);
 /** Channels that already have an elector (as in the library, one per channel). */
 const electors = new WeakSet();
+
+/** The library's Web Lock name for a channel: `pubkey-bc||<method type>||<name>`. */
+export function libraryLockName(channel, name) {
+  const type = typeof channel === 'object' && typeof channel.method?.type === 'string' ? channel.method.type : 'native';
+  return `pubkey-bc||${type}||${name}`;
+}
+
+/** A "two leaders" notice on the side channel: exactly these fields, or it is dropped. */
+function isDuplicateNotice(data) {
+  return (
+    data !== null &&
+    typeof data === 'object' &&
+    Object.keys(data).length === 3 &&
+    data.kind === 'duplicate' &&
+    typeof data.from === 'string' &&
+    data.from.length <= 64 &&
+    Number.isSafeInteger(data.epoch) &&
+    data.epoch >= 0
+  );
+}
 
 /**
  * @param {{name: string} | string} channel a BroadcastChannel (this library's, broadcast-channel's
@@ -37,7 +70,7 @@ export function createLeaderElection(channel, options) {
     throw new TypeError(`${where}: "channel" must be a BroadcastChannel (with a name) or a non-empty string`);
   }
   if (typeof channel === 'object') {
-    if (electors.has(channel)) throw new Error('BroadcastChannel already has a leader-elector');
+    if (electors.has(channel) || channel._leaderElector) throw new Error('BroadcastChannel already has a leader-elector');
   }
   const o = optionsObject(where, 'options', options, OPTIONS, { optional: true });
   const suspectMs = numberOption(where, o, 'fallbackInterval', { fallback: 3000, above: 0 });
@@ -48,8 +81,11 @@ export function createLeaderElection(channel, options) {
   const id = stringOption(where, o, 'id', { maxBytes: LIMITS.idBytes });
   const env = envOption(where, o);
 
+  const lockName = libraryLockName(channel, name);
   const { baton, handle } = singleElection({
+    where,
     name,
+    lockName,
     id,
     heartbeatMs,
     suspectMs,
@@ -64,23 +100,51 @@ export function createLeaderElection(channel, options) {
   let dead = false;
   let diePromise = null;
   let duplicateHandler = null;
-  let duplicateReported = false;
+  /** The epoch of the last term this tab reported a duplicate for (once per term). */
+  let duplicateReportedFor = -1;
   /** Resolvers waiting for this tab to lead. */
   let awaitingLeadership = null;
 
+  const reportDuplicate = (epoch, reason, other) => {
+    if (epoch === duplicateReportedFor) return false;
+    duplicateReportedFor = epoch;
+    if (duplicateHandler) {
+      try {
+        duplicateHandler.call(channel, Object.freeze({ type: 'duplicate', reason, epoch, other }));
+      } catch (error) {
+        reportError(error);
+      }
+    }
+    return true;
+  };
+
+  // The side channel on which a deposed leader tells the current one that they overlapped.
+  const side = internals.env.BroadcastChannel ? new internals.env.BroadcastChannel(`${internals.names.channel}/duplicate`) : null;
+  side?.unref?.(); // Node: never keeps the process alive
+  const onSide = (event) => {
+    const data = event.data;
+    if (!isDuplicateNotice(data)) {
+      internals.counters.droppedSideMessages += 1;
+      return;
+    }
+    const token = handle.token();
+    if (token && data.from !== baton.id) reportDuplicate(token.epoch, 'told', data.from);
+  };
+  side?.addEventListener('message', onSide);
+  const tell = (epoch) => {
+    try {
+      side?.postMessage({ kind: 'duplicate', from: baton.id, epoch });
+    } catch {
+      internals.counters.postFailures += 1;
+    }
+  };
+
   handle.onChange((change) => {
     if (change.type === 'elected') {
-      duplicateReported = false;
       awaitingLeadership?.resolve();
-    } else if (change.type === 'deposed' && DUPLICATE_REASONS.has(change.reason) && !duplicateReported) {
-      duplicateReported = true;
-      if (duplicateHandler) {
-        try {
-          duplicateHandler.call(channel);
-        } catch (error) {
-          reportError(error);
-        }
-      }
+    } else if (change.type === 'deposed' && DUPLICATE_REASONS.has(change.reason) && change.token) {
+      const other = change.leader && !change.leader.isMe ? change.leader.id : null;
+      if (reportDuplicate(change.token.epoch, change.reason, other)) tell(change.token.epoch);
     }
   });
 
@@ -107,18 +171,22 @@ export function createLeaderElection(channel, options) {
       // With Web Locks, the lock says it even before the leader's first heartbeat arrives.
       const locks = internals.env.locks;
       if (internals.authority !== 'web-locks' || !locks || typeof locks.query !== 'function') return false;
-      const lockName = internals.names.lock(RESOURCE);
       const snapshot = await locks.query();
       return (snapshot.held ?? []).some((lock) => lock.name === lockName);
     },
     /** Resolves when this tab becomes the leader; never resolves once dead. */
     awaitLeadership() {
       if (!awaitingLeadership) {
+        // In Node the process stays open while this is awaited (Baton's timers do not hold it).
+        const release = dead ? () => {} : holdProcessOpen();
         let resolve;
         const promise = new Promise((r) => {
-          resolve = r;
+          resolve = () => {
+            release();
+            r();
+          };
         });
-        awaitingLeadership = { promise, resolve };
+        awaitingLeadership = { promise, resolve, release };
         if (handle.state() === 'leader') resolve();
         start();
       }
@@ -130,11 +198,13 @@ export function createLeaderElection(channel, options) {
       start();
       if (handle.state() === 'leader') return Promise.resolve(true);
       return new Promise((resolve) => {
+        const release = holdProcessOpen();
         const stop = handle.onChange((change) => {
           if (change.type === 'elected' || change.type === 'released') done();
         });
         const timer = internals.env.setTimeout(() => done(), heartbeatMs);
         function done() {
+          release();
           stop();
           internals.env.clearTimeout(timer);
           resolve(handle.state() === 'leader');
@@ -145,7 +215,10 @@ export function createLeaderElection(channel, options) {
     die() {
       if (!diePromise) {
         dead = true;
+        awaitingLeadership?.release(); // it never resolves now, as in the library
         baton.dispose();
+        side?.removeEventListener('message', onSide);
+        side?.close();
         diePromise = Promise.resolve();
       }
       return diePromise;
@@ -159,8 +232,14 @@ export function createLeaderElection(channel, options) {
   };
   if (typeof channel === 'object') {
     electors.add(channel);
+    // As the library does: code that checks `channel._leaderElector` finds this one.
+    try {
+      channel._leaderElector = elector;
+    } catch {
+      // A frozen channel: the WeakSet above still guards against a second elector.
+    }
     // broadcast-channel runs these before it closes the channel: its elector dies with it.
     if (Array.isArray(channel._befC)) channel._befC.push(() => elector.die());
   }
-  return elector;
+  return registerCompat(elector, baton);
 }

@@ -3,14 +3,16 @@
  * election article, on top of Baton: `onLeader(name)` runs each time this tab becomes the
  * leader; `relinquish()` gives leadership up (or withdraws from the election) for good.
  *
- * Unlike the article's bare lock, leadership can also end without `relinquish` (a frozen
- * leader is replaced); pass `options.onFollower` to hear about it.
+ * The Web Lock is `name` itself, as in the article, so a tab still running the article's
+ * code and a Baton tab exclude each other. Unlike the article's bare lock, leadership can
+ * also end without `relinquish` (a frozen Baton leader is replaced); pass
+ * `options.onFollower` to hear about it.
  *
  * @module tab-baton/compat/request-leadership
  */
 import { envOption, functionOption, numberOption, oneOfOption, optionsObject } from '../options.js';
 import { reportError } from '../errors.js';
-import { singleElection } from './shared.js';
+import { registerCompat, singleElection } from './shared.js';
 
 const OPTIONS = ['heartbeatMs', 'suspectMs', 'authority', 'env', 'onFollower'];
 
@@ -31,7 +33,7 @@ export function requestLeadership(name, onLeader, options) {
   const env = envOption(where, o);
   const onFollower = functionOption(where, o, 'onFollower');
 
-  const { baton, handle } = singleElection({ name, heartbeatMs, suspectMs, authority, env });
+  const { baton, handle } = singleElection({ where, name, lockName: name, heartbeatMs, suspectMs, authority, env });
   handle.onChange((change) => {
     try {
       if (change.type === 'elected') onLeader(name);
@@ -40,7 +42,7 @@ export function requestLeadership(name, onLeader, options) {
       reportError(error);
     }
   });
-  return function relinquish() {
+  return registerCompat(function relinquish() {
     baton.dispose();
-  };
+  }, baton);
 }

@@ -1,18 +1,35 @@
 /**
  * What the single-election APIs (awaforge, requestLeadership, broadcast-channel) share:
- * one Baton whose namespace is the user's name (so their lock and channel names are
- * `baton/<name>/v1/leader` and `baton/<name>/v1`), leading one resource.
+ * one Baton whose namespace is the user's name (its channel is `baton/<name>/v1`), leading
+ * one resource under the Web Lock the original API documents (`lockName`), so that a tab
+ * still running the original code and a Baton tab exclude each other.
  *
  * @module tab-baton/compat/shared
  */
-import { createBaton } from '../baton.js';
+import { createBatonWithLockName } from '../baton.js';
 
 /** The resource every single-election API leads inside its namespace. */
 export const RESOURCE = 'leader';
 
+/** Compatibility object -> the Baton behind it (this package's tests read its metrics). */
+const batons = new WeakMap();
+
+/** Remembers the Baton behind a compatibility object; returns the object. */
+export function registerCompat(api, baton) {
+  batons.set(api, baton);
+  return api;
+}
+
+/** The metrics of the Baton behind a compatibility object, or undefined. */
+export function compatMetrics(api) {
+  return batons.get(api)?.metrics();
+}
+
 /**
  * @param {object} options
- * @param {string} options.name the election's name (lock and channel)
+ * @param {string} options.where the API's name, for option errors
+ * @param {string} options.name the election's name (namespace of Baton's channel and storage)
+ * @param {string} options.lockName the exact Web Lock name of the original API
  * @param {string} [options.id]
  * @param {number} [options.heartbeatMs]
  * @param {number} [options.suspectMs]
@@ -21,8 +38,12 @@ export const RESOURCE = 'leader';
  * @param {object} [options.eligible]
  * @param {(token: object, signal: AbortSignal) => unknown} [options.run]
  */
-export function singleElection({ name, id, heartbeatMs, suspectMs, authority, env, eligible, run }) {
-  const baton = createBaton(dropUndefined({ namespace: name, id, heartbeatMs, suspectMs, authority, env }));
+export function singleElection({ where, name, lockName, id, heartbeatMs, suspectMs, authority, env, eligible, run }) {
+  const baton = createBatonWithLockName(
+    where,
+    dropUndefined({ namespace: name, id, heartbeatMs, suspectMs, authority, env }),
+    () => lockName,
+  );
   const handle = baton.lead(RESOURCE, dropUndefined({ eligible, run }));
   return { baton, handle };
 }

@@ -1,8 +1,7 @@
 /**
  * `tab-baton/testing`: in-memory fakes of the browser primitives Baton uses
- * (Web Locks, BroadcastChannel, localStorage, IndexedDB), so that many "tabs"
- * can run in one Node process. Storage failures can be injected
- * (`localStorage.fail()`, `idb.fail()`).
+ * (Web Locks, BroadcastChannel, localStorage, IndexedDB), so that many "tabs" can
+ * run in one Node process.
  *
  * ```js
  * import { createBrowser } from 'tab-baton/testing';
@@ -19,7 +18,8 @@
 
 import { createLockManager } from './locks.js';
 import { createChannelHub } from './channel.js';
-import { createIndexedDB, createStorage } from './storage.js';
+import { createStorage } from './storage.js';
+import { createIndexedDB } from './indexeddb.js';
 
 export { createLockManager, createChannelHub, createStorage, createIndexedDB };
 
@@ -33,7 +33,8 @@ export { createLockManager, createChannelHub, createStorage, createIndexedDB };
  * @property {ReturnType<typeof createChannelHub>["BroadcastChannel"]} BroadcastChannel This tab's `BroadcastChannel` class
  *   (a subclass of `hub.BroadcastChannel`).
  * @property {ReturnType<typeof createStorage>} localStorage The origin's storage, shared by all tabs.
- * @property {ReturnType<typeof createIndexedDB>["indexedDB"]} indexedDB The origin's IndexedDB, shared by all tabs.
+ * @property {ReturnType<typeof createIndexedDB>["indexedDB"] | null} indexedDB The origin's
+ *   IndexedDB, shared by all tabs; null when the browser was made with `{indexedDB: false}`.
  * @property {() => void} crash Kills the tab as a renderer crash would: its locks
  *   and queued requests vanish without settling, its channels are disconnected
  *   (now and when created later). Code already running in the tab is not
@@ -43,15 +44,17 @@ export { createLockManager, createChannelHub, createStorage, createIndexedDB };
 
 /**
  * Creates one simulated origin in one browser: a lock broker, a channel hub,
- * a localStorage and an IndexedDB (`idb`, with its failure switch), shared by
- * the tabs made with `tab()`.
- * @param {import('./channel.js').ChannelHubOptions} [options] Passed to `createChannelHub`.
+ * a localStorage and an IndexedDB (its failures can be injected with
+ * `browser.indexedDB.fail()`), shared by the tabs made with `tab()`.
+ * @param {import('./channel.js').ChannelHubOptions & {indexedDB?: boolean}} [options]
+ *   `indexedDB: false`: no IndexedDB, as in a browser that blocks it (then no epoch is
+ *   durable: every term runs degraded); the rest is passed to `createChannelHub`.
  */
-export function createBrowser(options) {
+export function createBrowser({ indexedDB: withIndexedDB = true, ...hubOptions } = {}) {
   const locks = createLockManager();
-  const hub = createChannelHub(options);
+  const hub = createChannelHub(hubOptions);
   const localStorage = createStorage();
-  const idb = createIndexedDB();
+  const database = withIndexedDB ? createIndexedDB() : null;
   const liveIds = new Set();
 
   /**
@@ -79,7 +82,7 @@ export function createBrowser(options) {
       locks: locks.client(id),
       BroadcastChannel,
       localStorage,
-      indexedDB: idb.indexedDB,
+      indexedDB: database ? database.indexedDB : null,
       crash() {
         if (crashed) return;
         crashed = true;
@@ -90,5 +93,5 @@ export function createBrowser(options) {
     };
   }
 
-  return { locks, BroadcastChannel: hub.BroadcastChannel, hub, localStorage, idb, tab };
+  return { locks, BroadcastChannel: hub.BroadcastChannel, hub, localStorage, indexedDB: database, tab };
 }

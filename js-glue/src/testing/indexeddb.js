@@ -1,0 +1,221 @@
+/**
+ * In-memory IndexedDB for one simulated origin: what tab-baton's lease mode and epoch store
+ * use, and no more. Databases open with `onupgradeneeded`; object stores have out-of-line
+ * keys; `get`/`put` run in transactions, one transaction at a time (as overlapping
+ * read-write scopes do), each request answering in a later task; `oncomplete`, `onerror`,
+ * `onabort` and `abort()` behave as in browsers. Values are stored as structured clones.
+ *
+ * Not simulated: indexes, cursors, key ranges, `delete`, versionchange between
+ * connections, quotas.
+ *
+ * @module tab-baton/testing/indexeddb
+ */
+
+/**
+ * @typedef {'error' | 'throw' | 'abort' | 'version' | 'hang' | 'blocked' | 'lost-write' | 'stale-read'} IndexedDBFailure
+ */
+const IDB_FAILURES = ['error', 'throw', 'abort', 'version', 'hang', 'blocked', 'lost-write', 'stale-read'];
+
+/**
+ * Creates an empty IndexedDB; hand `.indexedDB` to every tab of the origin (`createBrowser`
+ * does).
+ *
+ * `fail(mode)` injects a failure until `fail(false)`:
+ * - `'error'`: every request fails (`UnknownError`) and its transaction aborts;
+ * - `'throw'`: `open()` and `transaction()` throw synchronously;
+ * - `'abort'`: every transaction aborts before it runs;
+ * - `'version'`: `open()` fails with a `VersionError` (a newer schema exists);
+ * - `'hang'`: `open()` and transactions never answer (a wedged browser store);
+ * - `'blocked'`: `open()` fires `onblocked` and waits (an old connection blocks the upgrade);
+ * - `'lost-write'`: transactions commit but their writes are not kept;
+ * - `'stale-read'`: `get` answers the value before the latest write of that key.
+ * Hung and blocked operations resume when the failure is cleared.
+ */
+export function createIndexedDB() {
+  const databases = new Map(); // name -> {version, stores: Map<store, Map<key, value>>, previous: Map}
+  const queue = []; // transactions waiting to run, in creation order
+  const parked = []; // operations held by 'hang' or 'blocked'
+  let running = false;
+  /** @type {IndexedDBFailure | null} */
+  let failure = null;
+  const stats = { opens: 0, transactions: 0, committed: 0, failed: 0 };
+  // Looked up at call time, so fake timers of a test framework also drive it.
+  const later = (fn) => setTimeout(fn, 0);
+  const request = (source) => ({ result: undefined, error: null, source, onsuccess: null, onerror: null });
+
+  /** Runs `fn` now, or parks it while the store hangs. */
+  function whenAnswering(fn) {
+    if (failure === 'hang' || failure === 'blocked') parked.push(fn);
+    else fn();
+  }
+
+  function runNext() {
+    if (running || queue.length === 0) return;
+    running = true;
+    const tx = queue.shift();
+    later(() => whenAnswering(() => tx.run(() => {
+      running = false;
+      runNext();
+    })));
+  }
+
+  class Transaction {
+    constructor(db, names) {
+      Object.assign(this, { db, names, ops: [], oncomplete: null, onerror: null, onabort: null, error: null, done: false });
+      stats.transactions += 1;
+      queue.push(this);
+      runNext();
+    }
+
+    objectStore(name) {
+      if (!this.names.includes(name)) throw new DOMException(`store ${name} not in scope`, 'NotFoundError');
+      const map = this.db.stores.get(name);
+      const previous = this.db.previous;
+      const op = (fn) => {
+        if (this.done) throw new DOMException('transaction finished', 'TransactionInactiveError');
+        const req = request(this);
+        this.ops.push({ req, fn });
+        return req;
+      };
+      return {
+        get: (key) => op(() => {
+          const stale = failure === 'stale-read' && previous.has(`${name}\u0000${key}`);
+          return structuredClone(stale ? previous.get(`${name}\u0000${key}`) : map.get(key));
+        }),
+        put: (value, key) => op(() => {
+          if (failure === 'lost-write') return key;
+          previous.set(`${name}\u0000${key}`, map.get(key));
+          map.set(key, structuredClone(value));
+          return key;
+        }),
+      };
+    }
+
+    abort() {
+      if (!this.done) this.fail(new DOMException('aborted', 'AbortError'));
+    }
+
+    fail(error) {
+      this.done = true;
+      this.error = error;
+      stats.failed += 1;
+      this.onerror?.({ target: this });
+      this.onabort?.({ target: this });
+      this.finish?.();
+    }
+
+    run(finish) {
+      this.finish = finish;
+      if (this.done) return finish();
+      if (failure === 'abort') return this.fail(new DOMException('injected abort', 'AbortError'));
+      const step = () => {
+        if (this.done) return;
+        const next = this.ops.shift();
+        if (!next) {
+          this.done = true;
+          stats.committed += 1;
+          this.oncomplete?.({ target: this });
+          finish();
+          return;
+        }
+        if (failure === 'error') {
+          next.req.error = new DOMException('injected failure', 'UnknownError');
+          next.req.onerror?.({ target: next.req });
+          this.fail(next.req.error);
+          return;
+        }
+        try {
+          next.req.result = next.fn();
+          next.req.onsuccess?.({ target: next.req });
+        } catch (error) {
+          this.fail(error);
+          return;
+        }
+        later(step);
+      };
+      step();
+      return undefined;
+    }
+  }
+
+  class Connection {
+    constructor(db) {
+      Object.assign(this, { db, onversionchange: null, closed: false });
+    }
+
+    get objectStoreNames() {
+      const names = [...this.db.stores.keys()];
+      return { contains: (name) => names.includes(name), length: names.length };
+    }
+
+    createObjectStore(name) {
+      this.db.stores.set(name, new Map());
+      return {};
+    }
+
+    transaction(names, mode) {
+      if (this.closed) throw new DOMException('connection closed', 'InvalidStateError');
+      if (failure === 'throw') throw new DOMException('injected failure', 'UnknownError');
+      if (mode !== 'readwrite' && mode !== 'readonly') throw new TypeError('bad mode');
+      return new Transaction(this.db, Array.isArray(names) ? names : [names]);
+    }
+
+    close() {
+      this.closed = true;
+    }
+  }
+
+  const indexedDB = {
+    open(name, version = 1) {
+      if (failure === 'throw') throw new DOMException('injected failure', 'UnknownError');
+      stats.opens += 1;
+      const req = { ...request(null), onupgradeneeded: null, onblocked: null };
+      later(() => {
+        if (failure === 'blocked') req.onblocked?.({ target: req });
+        if (failure === 'version') {
+          req.error = new DOMException('injected: the stored version is newer', 'VersionError');
+          req.onerror?.({ target: req });
+          return;
+        }
+        whenAnswering(() => {
+          let db = databases.get(name);
+          if (!db) {
+            db = { version: 0, stores: new Map(), previous: new Map() };
+            databases.set(name, db);
+          }
+          req.result = new Connection(db);
+          if (version > db.version) {
+            const oldVersion = db.version;
+            db.version = version;
+            req.onupgradeneeded?.({ target: req, oldVersion, newVersion: version });
+          }
+          req.onsuccess?.({ target: req });
+        });
+      });
+      return req;
+    },
+  };
+
+  return {
+    indexedDB,
+    /**
+     * Injects `failure` until `fail(false)` (see above); `true` means `'error'`.
+     * @param {boolean | IndexedDBFailure} mode
+     */
+    fail(mode) {
+      if (mode === true) mode = 'error';
+      if (mode !== false && !IDB_FAILURES.includes(mode)) throw new TypeError(`unknown IndexedDB failure: ${String(mode)}`);
+      failure = mode || null;
+      if (failure !== 'hang' && failure !== 'blocked') for (const fn of parked.splice(0)) later(fn);
+    },
+    /** Deletes every database, as clearing the site's data does. */
+    clear() {
+      databases.clear();
+    },
+    /** A copy of the value stored under `key` in `store` of database `name`. */
+    peek(name, store, key) {
+      return structuredClone(databases.get(name)?.stores.get(store)?.get(key));
+    },
+    stats: () => ({ ...stats }),
+  };
+}

@@ -1,0 +1,157 @@
+// End-to-end in Chromium: the compatibility APIs beside the code they replace, as in a
+// rolling deploy where some tabs still run the old code. Each pair holds the same Web Lock
+// (awaforge's `channel`, the article's `requestLeadership(id)`, broadcast-channel's
+// `pubkey-bc||native||<name>`), so they exclude each other both ways: Baton refuses to steal
+// from a holder that is not a Baton tab, and the old code queues behind a Baton leader.
+// A watcher polls every tab throughout and fails the test if two ever lead at once.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { startServer } from '../../web-demo/server.js';
+import { launchBrowser, closeTab } from './harness.js';
+import { waitFor } from './demo-helpers.js';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ARTIFACTS = path.join(HERE, 'artifacts', 'compat');
+
+let server;
+let browser;
+
+before(async () => {
+  // broadcast-channel for the browser, as an app's bundler would make it.
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await build({
+    stdin: { contents: "export { BroadcastChannel, createLeaderElection } from 'broadcast-channel';", resolveDir: HERE },
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    outfile: path.join(ARTIFACTS, 'broadcast-channel.js'),
+    logLevel: 'warning',
+  });
+  server = await startServer({ port: 0, mounts: { '/artifacts/': ARTIFACTS } });
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+let nameSeq = 0;
+const uniqueName = (label) => `${label}-${process.pid}-${(nameSeq += 1)}`;
+
+async function openCompat(api, name) {
+  const tab = await browser.openTab(`${server.url}test-pages/compat.html?api=${api}&name=${encodeURIComponent(name)}`);
+  tab.api = api;
+  await waitFor(() => tab.page.evaluate(() => window.__compat && (window.__compat.ready || window.__compat.error)), { timeoutMs: 30000, what: `${api} tab ready` });
+  const error = await tab.page.evaluate(() => window.__compat.error);
+  assert.equal(error, null, `${api} tab: ${error}`);
+  return tab;
+}
+
+const leading = (tab) => (tab.page.isClosed() ? false : tab.page.evaluate(() => window.__compat.leading).catch(() => false));
+const metrics = (tab) => tab.page.evaluate(() => window.__compat.metrics());
+const release = (tab) => tab.page.evaluate(() => window.__compat.release());
+const locks = (tab) => tab.page.evaluate(() => navigator.locks.query());
+
+/** Polls the tabs until stopped; counts the polls where more than one led. */
+function watchExclusion(tabs) {
+  let stopped = false;
+  let overlaps = 0;
+  let polls = 0;
+  const loop = (async () => {
+    while (!stopped) {
+      const states = await Promise.all(tabs.map(leading));
+      polls += 1;
+      if (states.filter(Boolean).length > 1) overlaps += 1;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  })();
+  return {
+    tabs,
+    async stop() {
+      stopped = true;
+      await loop;
+      return { overlaps, polls };
+    },
+  };
+}
+
+/**
+ * The old code leads first; the Baton tab waits (it considers a steal after the suspect
+ * timeout and refuses it, twice); the old tab closes and Baton leads; a new old-code tab
+ * queues behind Baton until Baton gives up.
+ */
+async function oldFirstThenBaton({ old, baton, lockName, name }) {
+  const first = await openCompat(old, name);
+  await waitFor(() => leading(first), { what: `${old} leads` });
+  const ours = await openCompat(baton, name);
+  const watch = watchExclusion([first, ours]);
+  try {
+    await waitFor(async () => (await metrics(ours)).glue.foreignHolderWaits >= 2, { timeoutMs: 15000, what: 'Baton refused to steal twice' });
+    assert.equal(await leading(first), true, `${old} still leads`);
+    assert.equal(await leading(ours), false, `${baton} does not lead beside it`);
+    assert.deepEqual((await locks(ours)).held.map((l) => l.name), [lockName], 'only the old code holds the lock');
+    // After each refused steal Baton backs off, then queues again.
+    await waitFor(async () => (await locks(ours)).pending.some((l) => l.name === lockName), { what: 'Baton waits in the lock queue' });
+
+    await closeTab(first);
+    await waitFor(() => leading(ours), { what: `${baton} leads after the ${old} tab closed` });
+    assert.ok((await locks(ours)).held.some((l) => l.name === lockName), `${baton} holds the lock ${lockName}`);
+
+    const second = await openCompat(old, name);
+    watch.tabs.push(second);
+    await waitFor(async () => (await locks(second)).pending.some((l) => l.name === lockName), { what: `the new ${old} tab queues` });
+    assert.equal(await leading(second), false);
+    assert.equal(await leading(ours), true);
+    await release(ours);
+    await waitFor(() => leading(second), { what: `${old} leads after ${baton} gave up` });
+    await release(second);
+  } finally {
+    const { overlaps, polls } = await watch.stop();
+    assert.ok(polls > 10, `the watcher ran (${polls} polls)`);
+    assert.equal(overlaps, 0, `two leaders seen in ${overlaps} of ${polls} polls`);
+    for (const tab of watch.tabs) await tab.page.close().catch(() => {});
+  }
+}
+
+describe('compatibility APIs beside the code they replace, in Chromium', { timeout: 120000 }, () => {
+  it('awaforge leaderElection and the plain Web Locks pattern on lock `channel` exclude each other', async () => {
+    const name = uniqueName('ws-leader');
+    await oldFirstThenBaton({ old: 'plain', baton: 'awaforge', lockName: name, name });
+  });
+
+  it('requestLeadership and the article code on lock `id` exclude each other', async () => {
+    const name = uniqueName('leader-election');
+    await oldFirstThenBaton({ old: 'plain', baton: 'request', lockName: name, name });
+  });
+
+  it("broadcast-channel's own elector and the drop-in on pubkey-bc||native||<name> exclude each other", async () => {
+    const name = uniqueName('app');
+    await oldFirstThenBaton({ old: 'bc-library', baton: 'bc-ours', lockName: `pubkey-bc||native||${name}`, name });
+  });
+
+  it('a Baton tab that leads makes the plain pattern wait, in every style', async () => {
+    for (const baton of ['awaforge', 'request']) {
+      const name = uniqueName(`first-${baton}`);
+      const ours = await openCompat(baton, name);
+      await waitFor(() => leading(ours), { what: `${baton} leads` });
+      const plain = await openCompat('plain', name);
+      const watch = watchExclusion([ours, plain]);
+      try {
+        await waitFor(async () => (await locks(plain)).pending.some((l) => l.name === name), { what: 'the plain tab queues' });
+        assert.equal(await leading(plain), false);
+        await closeTab(ours);
+        await waitFor(() => leading(plain), { what: `plain leads after the ${baton} tab closed` });
+      } finally {
+        const { overlaps } = await watch.stop();
+        assert.equal(overlaps, 0);
+        await plain.page.close().catch(() => {});
+        await ours.page.close().catch(() => {});
+      }
+    }
+  });
+});

@@ -1,0 +1,120 @@
+// Where a term's epoch comes from, and what happens when storage cannot vouch for it:
+// the epoch counter (Web Locks, broadcast-only), its answer or its silence, the lease
+// store's failures, and the degraded terms that follow. The lease record's own epoch is
+// decided in Node::lease_decide (node.cc).
+#include <algorithm>
+
+#include "node.h"
+#include "node_internal.h"
+
+namespace baton {
+namespace {
+
+using detail::make;
+
+// Consecutive lease transaction failures before the lease is given up for broadcast-only.
+constexpr uint32_t kLeaseFailuresBeforeFallback = 3;
+
+}  // namespace
+
+// Asks the durable counter for the next epoch above the confirmed floor. Claims are
+// hints that must not reach the store, or one forged frame would move the floor for good.
+void Node::request_epoch(Resource& r, double now, Effects& out) {
+  Effect alloc = make(EffectKind::allocate_epoch, r.name);
+  alloc.epoch = config_.mutations.trust_claims ? r.max_epoch : r.floor_epoch;
+  out.push_back(std::move(alloc));
+  r.allocating = true;
+  r.allocating_since_ms = now;
+  r.wake_ms = std::min(r.wake_ms, now + config_.storage_timeout_ms);
+}
+
+void Node::check_storage_timeouts(Resource& r, double now, Effects& out) {
+  if (r.allocating) {
+    double due = r.allocating_since_ms + config_.storage_timeout_ms;
+    if (now < due) {
+      r.wake_ms = std::min(r.wake_ms, due);
+    } else {
+      // A hung store must not leave the lock holder a candidate for ever: lead on a
+      // made-up epoch above every own term, and say that it may repeat. A late answer
+      // is ignored.
+      r.allocating = false;
+      ++metrics_.storage_failures;
+      degraded_ = Degraded::storage_timeout;
+      if (r.role == Role::candidate) finish_candidacy(r, r.floor_epoch + 1, Degraded::storage_timeout, now, out);
+    }
+  }
+  if (r.lease_op != LeaseOp::none) {
+    double due = r.lease_started_ms + config_.storage_timeout_ms;
+    if (now < due) r.wake_ms = std::min(r.wake_ms, due);
+    else on_lease_failed(r, Degraded::storage_timeout, now, out);
+  }
+}
+
+void Node::on_lease_failed(Resource& r, Degraded why, double now, Effects& out) {
+  r.lease_op = LeaseOp::none;
+  ++metrics_.storage_failures;
+  degraded_ = why;
+  if (r.role == Role::leader) {
+    step_down(r, Reason::storage_failed, now, out);
+  } else if (r.role != Role::follower) {
+    set_role(r, Role::follower, Reason::storage_failed, now);  // nothing was acquired
+  }
+  if (++lease_failures_ >= kLeaseFailuresBeforeFallback && config_.authority == Authority::lease) {
+    config_.authority = Authority::broadcast;
+    fell_back_ = true;
+    // Terms held under the lease end with it; they start again, degraded, without it.
+    for (auto& [name, other] : resources_) {
+      if (other.role == Role::leader) step_down(other, Reason::storage_failed, now, out);
+    }
+    trigger_all(now);
+  }
+  fail_acquisition(r, now);
+}
+
+void Node::on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double now, Effects& out) {
+  if (!r.allocating) return;  // nothing was asked (or it timed out): not an answer to us
+  r.allocating = false;
+  if (r.role != Role::candidate) return;  // the attempt ended meanwhile
+  Degraded why = Degraded::none;
+  if (!durable) {
+    why = Degraded::not_durable;
+  } else if (claims_decide() && epoch <= r.floor_epoch && !r.reallocated) {
+    // Broadcast-only: a newer term was claimed while the counter answered. Allocate
+    // again above it (once: a store that ignores the floor is not asked for ever).
+    request_epoch(r, now, out);
+    r.reallocated = true;
+    return;
+  } else if (epoch <= r.floor_epoch) {
+    why = Degraded::store_regressed;  // at or below an epoch this tab already used
+  } else if (epoch <= r.max_epoch) {
+    // Another tab claims a term at or above this one. Either the store lost epochs
+    // (cleared, restored) or the claim is forged; the claim cannot move the floor, so
+    // this term runs degraded instead.
+    why = Degraded::behind_claim;
+  } else if (fell_back_) {
+    // The others' terms come from lease records this counter knows nothing of.
+    why = Degraded::storage_failed;
+  }
+  if (why != Degraded::none) {
+    degraded_ = why;
+    if (why != Degraded::behind_claim) ++metrics_.storage_failures;
+  }
+  // Above every term this tab confirmed, whatever the store said.
+  finish_candidacy(r, std::max(epoch, r.floor_epoch + 1), why, now, out);
+}
+
+void Node::finish_candidacy(Resource& r, uint64_t epoch, Degraded degraded, double now, Effects& out) {
+  r.reallocated = false;
+  if (config_.authority == Authority::broadcast && !r.leader.empty() && r.leader != config_.id &&
+      !leader_silent(r, now, config_.suspect_ms)) {
+    // A live leader showed up while the epoch was being allocated.
+    set_role(r, Role::follower, Reason::conflict, now);
+    r.floor_epoch = std::max(r.floor_epoch, epoch);
+    r.max_epoch = std::max(r.max_epoch, epoch);
+    fail_acquisition(r, now);
+    return;
+  }
+  become_leader(r, epoch, r.reason == Reason::steal ? Reason::steal : Reason::epoch_ready, degraded, now, out);
+}
+
+}  // namespace baton

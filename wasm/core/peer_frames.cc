@@ -1,0 +1,142 @@
+// What this tab makes of frames other tabs send, and how it answers. Nothing in a frame
+// is trusted beyond its shape (wire.cc) and the bounds here: a claim is a hint the
+// authority must confirm, a request to step down is honoured only when a rule allows it,
+// and an answer never moves this tab's own timer.
+#include <algorithm>
+
+#include "node.h"
+
+namespace baton {
+namespace {
+
+// A claimed epoch at or above kPlausibleEpoch, or more than kMaxEpochJump above the
+// confirmed floor (even a floor of 0, when nothing is known yet), is forged or corrupt:
+// honouring it would let one message exhaust the epoch space. Measuring the jump from
+// the confirmed floor, not from other claims, stops a stream of claims from ratcheting.
+constexpr uint64_t kPlausibleEpoch = uint64_t{1} << 40;
+constexpr uint64_t kMaxEpochJump = uint64_t{1} << 20;
+// Answers to frames (see Node::answer) are sent at most this often per heartbeat.
+constexpr double kAnswersPerHeartbeat = 10;
+
+}  // namespace
+
+// A claim is a hint. Under Web Locks and the lease, nothing it says deposes the holder of
+// the authority or moves the confirmed floor; the authority is asked to confirm instead.
+// Broadcast-only has no authority, so there the newest claim decides: a forged claim can
+// end the current term, and the next term starts above it (at most kMaxEpochJump above
+// the floor), so the damage is that one term. The README's security model states this.
+void Node::on_claim(const wire::Frame& f, const wire::Claim& c, double now, Effects& out) {
+  auto it = resources_.find(c.resource);
+  if (it == resources_.end() || it->second.left) return;
+  Resource& r = it->second;
+  if (c.epoch >= kPlausibleEpoch || c.epoch > r.floor_epoch + kMaxEpochJump) {
+    ++metrics_.dropped_forged_epoch;
+    return;
+  }
+  r.max_epoch = std::max(r.max_epoch, c.epoch);
+  if (claims_decide()) {
+    r.floor_epoch = std::max(r.floor_epoch, c.epoch);
+    fence_.observe(r.name, c.epoch);
+  }
+
+  if (r.role == Role::leader) {
+    bool newer = c.epoch > r.epoch;
+    bool same = c.epoch == r.epoch;
+    if (!newer && !same) {
+      answer(now, out);  // tells the stale leader
+      return;
+    }
+    if (claims_decide()) {
+      const Candidate* rival = presence_.find(f.sender);
+      bool rival_wins = newer || (rival && ranks_before(view_of(*rival, now), self_view(), r.name, now));
+      if (rival_wins) {
+        step_down(r, newer ? Reason::newer_epoch : Reason::conflict, now, out, false);
+        set_leader(r, f.sender, c.epoch, now, out);
+      } else {
+        answer(now, out);
+      }
+      return;
+    }
+    ++metrics_.epoch_conflicts;
+    if (config_.authority == Authority::lease) {
+      // The lease record decides: renew now (at most once a heartbeat) and step down if
+      // it names another owner.
+      if (r.lease_op == LeaseOp::none && now - r.lease_started_ms >= config_.heartbeat_ms) {
+        r.renew_ms = now;
+        trigger(r, now, true);
+      }
+    } else if (timers_stalled(now)) {
+      // The lock decides: a thawed leader whose lock was stolen hears lock_lost. A
+      // leader whose own timers stalled steps down without waiting for it.
+      step_down(r, Reason::stalled, now, out, false);
+    }
+    return;
+  }
+  // A follower keeps a leader that makes progress: another claimant is adopted only when
+  // none is known, the known one went silent, or (broadcast-only) it claims a newer term.
+  bool adopt = r.leader.empty() || leader_silent(r, now, config_.suspect_ms) ||
+               (f.sender == r.leader ? c.epoch >= r.leader_epoch : claims_decide() && c.epoch >= r.leader_epoch);
+  if (adopt) set_leader(r, f.sender, c.epoch, now, out);
+}
+
+void Node::on_goodbye(const wire::Frame& f, double now, Effects& out) {
+  for (auto& [name, r] : resources_) {
+    if (!f.subject.empty() && f.subject != name) continue;
+    if (f.target == config_.id) {
+      r.named_successor = true;
+      r.departed = f.sender;
+      r.named_ms = now;
+    }
+    if (r.leader == f.sender) clear_leader(r, now, out);
+    trigger(r, now, f.target == config_.id);
+  }
+  if (f.subject.empty()) {
+    presence_.remove(f.sender);
+    trigger_all(now);
+  }
+}
+
+// Another tab asks this one to give up `subject`. Honoured only when a rule allows it:
+// this tab's own timers stalled, or (preferVisible) this tab is hidden and the asker is a
+// visible, alive, eligible tab, at most once per suspect timeout per asker. Otherwise the
+// answer shows that this tab still leads.
+void Node::on_abdicate_request(const wire::Frame& f, double now, Effects& out) {
+  if (f.target != config_.id) return;
+  auto it = resources_.find(f.subject);
+  if (it == resources_.end() || it->second.role != Role::leader) {
+    answer(now, out);  // tells the asker we do not lead it
+    return;
+  }
+  Resource& r = it->second;
+  if (timers_stalled(now)) {
+    // Our timers stopped (frozen or throttled): hand over while a handler still runs.
+    step_down(r, Reason::stalled, now, out);
+    return;
+  }
+  if (visible_asker_may_take_over(r, f.sender, now) &&
+      presence_.allow_request(f.sender, now, config_.suspect_ms)) {
+    step_down(r, Reason::prefer_visible, now, out);
+    r.backoff_until_ms = now + config_.heartbeat_ms;
+    return;
+  }
+  answer(now, out);
+}
+
+bool Node::visible_asker_may_take_over(const Resource& r, const std::string& asker_id, double now) const {
+  if (!r.policy.prefer_visible || lifecycle_ != Lifecycle::hidden) return false;
+  const Candidate* asker = presence_.find(asker_id);
+  if (!asker || asker->lifecycle != Lifecycle::active) return false;
+  return is_eligible(view_of(*asker, now), r.policy, r.name, newest_app_version(r, now));
+}
+
+void Node::answer(double now, Effects& out) {
+  if (now - last_answer_ms_ < config_.heartbeat_ms / kAnswersPerHeartbeat) return;
+  last_answer_ms_ = now;
+  if (config_.mutations.answer_postpones_tick) {
+    send_heartbeat(now, out);  // the old bug: the reply pushes the own timer back
+    return;
+  }
+  send(frame(leads_anything() ? wire::Kind::heartbeat : wire::Kind::presence), out);
+}
+
+}  // namespace baton
