@@ -1,11 +1,12 @@
 // Bundles the bench pages' entries (bench/pages/src/*.js) and the size entries
 // (bench/pages/src/size/*.js) with esbuild into bench/pages/dist/ (gitignored). The peers'
 // code is used from node_modules as published (broadcast-channel, tab-election); Baton from
-// the built package (js-glue/dist/index.js, through the tab-baton workspace link).
-// Same settings as js-glue/build.mjs: ESM, minified, ES2020 with top-level await.
+// the built package (js-glue/dist, through the tab-baton workspace link); its wasm file is
+// copied next to the bundles, where the package looks for it.
+// Same settings as js-glue/build.mjs: ESM, minified, ES2020.
 //   node bench/build-pages.mjs
 import { build } from 'esbuild';
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -18,7 +19,6 @@ export const SETTINGS = {
   format: 'esm',
   platform: 'browser',
   target: 'es2020',
-  supported: { 'top-level-await': true },
   minify: true,
   legalComments: 'none',
   logLevel: 'warning',
@@ -30,6 +30,7 @@ export async function buildPages() {
   const entries = (dir) => readdirSync(dir).filter((f) => f.endsWith('.js')).map((f) => path.join(dir, f));
   await build({ ...SETTINGS, entryPoints: entries(src), outdir: dist });
   await build({ ...SETTINGS, entryPoints: entries(path.join(src, 'size')), outdir: path.join(dist, 'size') });
+  copyFileSync(path.join(here, '..', 'js-glue', 'dist', 'baton-core.wasm'), path.join(dist, 'baton-core.wasm'));
   return dist;
 }
 

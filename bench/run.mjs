@@ -99,7 +99,7 @@ async function main() {
   if (phase('size')) {
     results.size = await measureSizes(root, { namesBuild: path.join(root, 'build', 'bench-wasm-names', 'baton-core.js') });
     const z = results.size;
-    log(`size: js-glue/dist/index.js ${z.shipped.raw} B raw, ${z.shipped.gzip} B gzip = JS ${z.jsOnly.gzip} B gzip (Emscripten/embind runtime ${z.runtime.gzip}, glue ${z.glue.gzip}) + wasm as base64 ${z.wasmBase64.gzip} B gzip (binary ${z.wasm.raw} B raw, ${z.wasm.gzip} B gzip)`);
+    log(`size: an app using only createBaton loads ${z.shipped.gzip} B gzip = JS ${z.app.js.gzip} B + wasm ${z.wasm.gzip} B (binary ${z.wasm.raw} B raw); Emscripten/embind runtime ${z.runtime.gzip} B, whole glue ${z.glue.gzip} B`);
     if (z.code) log(`size: wasm code by origin: ${z.code.groups.map((g) => `${g.label.split(' (')[0]} ${g.bytes}`).join(', ')}`);
   }
   if (phase('throughput')) {

@@ -1,50 +1,85 @@
-// Builds the tab-baton package: dist/index.js (the glue with the WebAssembly core inlined:
-// build/wasm/baton-core.js embeds the wasm, so the one file loads in browsers and in Node)
-// and dist/testing.js (the in-memory fakes). Run after the wasm build:
+// Builds the tab-baton package into dist/:
+//   baton-core.wasm        the core (build/wasm), loaded at run time next to the scripts
+//   index.js + chunks      ES modules, split so that each subpath entry (relay, awaforge,
+//   relay.js, ...          request-leadership, broadcast-channel) costs only what it uses;
+//   talk.js                requests and leader state, imported on first use only
+//   testing.js             the in-memory fakes
+//   index.cjs, testing.cjs CommonJS for require() in Node (one bundle each), with .d.cts types
+// Run after the wasm build:
 //   cmake --preset wasm && cmake --build --preset wasm && node js-glue/build.mjs
 import { build } from 'esbuild';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const core = path.join(here, '..', 'build', 'wasm', 'baton-core.js');
+const wasmDir = path.join(here, '..', 'build', 'wasm');
+const src = path.join(here, 'src');
 const dist = path.join(here, 'dist');
 
-if (!existsSync(core)) {
-  console.error(`missing ${path.relative(process.cwd(), core)}: build the core first (cmake --preset wasm && cmake --build --preset wasm)`);
-  process.exit(1);
+for (const file of ['baton-core.js', 'baton-core.wasm']) {
+  if (!existsSync(path.join(wasmDir, file))) {
+    console.error(`missing build/wasm/${file}: build the core first (cmake --preset wasm && cmake --build --preset wasm)`);
+    process.exit(1);
+  }
 }
 
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
+copyFileSync(path.join(wasmDir, 'baton-core.wasm'), path.join(dist, 'baton-core.wasm'));
+
+/** Public entry points: dist name -> source. package.json `exports` lists the same. */
+export const ENTRIES = {
+  index: path.join(src, 'index.js'),
+  relay: path.join(src, 'entry', 'relay.js'),
+  awaforge: path.join(src, 'compat', 'awaforge.js'),
+  'request-leadership': path.join(src, 'compat', 'request-leadership.js'),
+  'broadcast-channel': path.join(src, 'compat', 'broadcast-channel.js'),
+  testing: path.join(src, 'testing', 'index.js'),
+  // Not public: requests and leader state, imported dynamically on first use (talk-lazy.js).
+  talk: path.join(src, 'talk.js'),
+};
 
 const common = {
   bundle: true,
-  format: 'esm',
   platform: 'neutral',
   target: 'es2020',
-  // The entry loads the core with top-level await (ES2022); every browser with Web Locks
-  // and every Node >= 14.8 has it, so it is allowed while the rest is lowered to ES2020.
-  supported: { 'top-level-await': true },
   minify: true,
   legalComments: 'none',
   logLevel: 'warning',
 };
 
-// Requests and leader state (talk.js) are their own file, imported by index.js on first use
-// only, so an app that never talks to its leader never loads them. The error classes it
-// throws are index.js's own (one class for `instanceof`); the small helpers it shares with
-// index.js are copied into it.
-const talkFile = { name: 'talk-file', setup: (b) => b.onResolve({ filter: /^\.\/talk\.js$/ }, () => ({ path: './talk.js', external: true })) };
-const fromIndex = { name: 'from-index', setup: (b) => b.onResolve({ filter: /^\.\/requests-errors\.js$/ }, () => ({ path: './index.js', external: true })) };
-await build({ ...common, entryPoints: [path.join(here, 'src', 'index.js')], outfile: path.join(dist, 'index.js'), plugins: [talkFile] });
-await build({ ...common, entryPoints: [path.join(here, 'src', 'talk.js')], outfile: path.join(dist, 'talk.js'), plugins: [fromIndex] });
-await build({ ...common, entryPoints: [path.join(here, 'src', 'testing', 'index.js')], outfile: path.join(dist, 'testing.js') });
+// Chunks stay beside the entries: the core's chunk finds baton-core.wasm next to itself.
+const esm = await build({ ...common, entryPoints: ENTRIES, outdir: dist, format: 'esm', splitting: true, chunkNames: '[name]-[hash]', write: false });
+// Node reads the wasm with fs, imported under a computed name that browser bundlers leave
+// alone; webpack still warns about it unless told to ignore it, and minifying drops comments.
+const NODE_IMPORT = 'import(["node:fs"][0])';
+let marked = 0;
+for (const file of esm.outputFiles) {
+  const text = file.text.replaceAll(NODE_IMPORT, () => {
+    marked += 1;
+    return 'import(/* webpackIgnore: true */ ["node:fs"][0])';
+  });
+  writeFileSync(file.path, text);
+}
+if (marked !== 1) throw new Error(`build.mjs: expected one ${NODE_IMPORT} in the ES modules, found ${marked}`);
 
-const size = (file) => {
-  const bytes = readFileSync(file);
-  return `${(bytes.length / 1024).toFixed(1)} KiB raw, ${(gzipSync(bytes, { level: 9 }).length / 1024).toFixed(1)} KiB gzip`;
+// CommonJS has no import.meta: the file's own URL stands in for it.
+const cjs = {
+  ...common,
+  format: 'cjs',
+  define: { 'import.meta.url': '__batonScriptUrl' },
+  banner: { js: 'var __batonScriptUrl=require("url").pathToFileURL(__filename).href;' },
 };
-for (const name of ['index.js', 'talk.js', 'testing.js']) console.log(`dist/${name}: ${size(path.join(dist, name))}`);
+await build({ ...cjs, entryPoints: [ENTRIES.index], outfile: path.join(dist, 'index.cjs') });
+await build({ ...cjs, entryPoints: [ENTRIES.testing], outfile: path.join(dist, 'testing.cjs') });
+// TypeScript reads a .d.ts next to a "type": "module" package as ESM; the CommonJS builds get
+// the same declarations as .d.cts (they import nothing, so a copy is exact).
+for (const name of ['index', 'testing']) copyFileSync(path.join(here, `${name}.d.ts`), path.join(dist, `${name}.d.cts`));
+
+const gz = (file) => gzipSync(readFileSync(file), { level: 9 }).length;
+for (const name of readdirSync(dist).sort()) {
+  const file = path.join(dist, name);
+  console.log(`dist/${name}: ${readFileSync(file).length} B raw, ${gz(file)} B gzip`);
+}

@@ -1,8 +1,10 @@
 /**
  * tab-baton: leader election for browser tabs, per named resource, with fencing tokens,
  * instant hand-over and frozen-leader recovery. The election logic is a C++ core compiled
- * to WebAssembly; the module loads it with top-level await, so every function below is
- * synchronous once `import` has completed.
+ * to WebAssembly. Importing is synchronous and cheap: the core loads on first use (or on
+ * {@link load}), everything that needs it waits meanwhile, and {@link ready} says when it
+ * is there. A failed load (a strict CSP, the wasm file not served) rejects `ready` and shows
+ * in `support().core` and `metrics().core`; it never throws at import.
  *
  * Four API styles, all first-class:
  * - {@link createBaton}: the resource-scoped orchestrator.
@@ -11,8 +13,35 @@
  * - {@link createLeaderElection}: compatible with broadcast-channel's `LeaderElector`.
  */
 
-/** Resolves once the WebAssembly core is loaded (already done when the module has loaded). Idempotent. */
-export function load(): Promise<void>;
+/** Options of {@link load}. */
+export interface LoadOptions {
+  /**
+   * Where `baton-core.wasm` is, when it is not served next to the script that imports
+   * tab-baton (bundlers that do not copy it): a URL, a fetch Response, the bytes, or a
+   * compiled module.
+   */
+  wasm?: string | URL | Response | ArrayBuffer | ArrayBufferView | WebAssembly.Module;
+}
+
+/**
+ * Starts loading the WebAssembly core (once; later calls return the same promise, and
+ * their options are ignored). `createBaton` and the other APIs start it themselves.
+ * @returns {@link ready}
+ */
+export function load(options?: LoadOptions): Promise<void>;
+
+/**
+ * Resolves once the core is loaded; rejects with an Error (`code` 'CORE_LOAD_FAILED') whose
+ * message names the fix: 'wasm-unsafe-eval' in the CSP's script-src, or where the wasm must be served.
+ */
+export const ready: Promise<void>;
+
+/** Whether the WebAssembly core is loaded. */
+export interface CoreStatus {
+  state: 'idle' | 'loading' | 'ready' | 'failed';
+  /** Why the load failed, naming the fix; null otherwise. */
+  error: string | null;
+}
 
 // ------------------------------------------------------------------- environment
 
@@ -274,6 +303,8 @@ export interface BatonMetrics extends CoreMetrics {
   degradedReason: DegradedReason | null;
   /** Bumped on each bfcache restore. */
   generation: number;
+  /** The WebAssembly core's load; the core's counters are absent until it is 'ready'. */
+  core: CoreStatus;
   glue: GlueCounters;
   /** Requests and leader state, per resource this Baton talked about. */
   talk: Record<string, TalkMetrics>;
@@ -347,6 +378,8 @@ export interface BatonSupport {
   mode: Authority;
   degraded: boolean;
   degradedReason: DegradedReason | null;
+  /** The WebAssembly core's load: until 'ready', no tab of this Baton can lead. */
+  core: CoreStatus;
 }
 
 /**
@@ -652,6 +685,8 @@ export function createLeaderElection<C extends { readonly name: string } | strin
 export const __internal: {
   emvalHandles(): number;
   liveCores(): number;
+  coreSessions(): number;
+  heapBytes(): number;
   metricsOf(api: object): BatonMetrics | undefined;
 };
 

@@ -34,5 +34,8 @@ npx tsc --noEmit -p tests/types
 step "package: Node tests of the built module"
 node --test tests/node/
 
+step "package: bundler matrix (Vite page and worker, webpack, Rollup, esbuild) in headless Chromium"
+node --test --test-concurrency=1 tests/bundlers/
+
 step "end-to-end: headless Chromium"
 node --test --test-concurrency=1 tests/browser/

@@ -1,7 +1,7 @@
-# The WebAssembly module: the core plus the one embind bindings file, emitted as an ES
-# module with the wasm embedded (SINGLE_FILE), so the same file loads in Chromium and in
-# Node 20 without fetching anything from disk.
-add_executable(baton_wasm wasm/bindings.cc)
+# The WebAssembly module: the core, the byte protocol (boundary.cc) and the one embind file.
+# Emitted as an ES module plus baton-core.wasm; the glue instantiates the wasm itself
+# (instantiateWasm): streaming from a URL in browsers and workers, from disk in Node.
+add_executable(baton_wasm wasm/bindings.cc wasm/boundary.cc)
 target_link_libraries(baton_wasm PRIVATE baton_core)
 set_target_properties(baton_wasm PROPERTIES OUTPUT_NAME "baton-core" SUFFIX ".js")
 
@@ -15,13 +15,24 @@ set(BATON_WASM_LINK
   -sEXPORT_ES6=1
   -sEXPORT_NAME=createBatonCore
   -sENVIRONMENT=web,worker
-  -sSINGLE_FILE=1
   -sFILESYSTEM=0
   -sALLOW_MEMORY_GROWTH=1
   -sINITIAL_MEMORY=1048576
   -sTOTAL_STACK=65536
+  # embind's fast invokers are made with new Function: not under a strict CSP.
   -sDYNAMIC_EXECUTION=0
-  -sINCOMING_MODULE_JS_API=[]
+  # instantiateWasm: the glue compiles the wasm itself (wasm-loader.js); locateFile: so the
+  # module never builds its own new URL(..., import.meta.url), which has no base in a
+  # classic-script bundle.
+  -sINCOMING_MODULE_JS_API=[instantiateWasm,locateFile]
+  # emmalloc would save about 1.9 KiB gzip, but with it the core behaves differently (a
+  # refused Web Locks steal is never retried: tests/node/compat-locks.test.js), which points
+  # at a read of uninitialised memory somewhere; dlmalloc until that is found.
+  -sMALLOC=dlmalloc
+  -sSUPPORT_ERRNO=0
+  -sTEXTDECODER=2
+  # embind's type names are its only use of printf (see bindings.cc).
+  -Wl,--wrap=siprintf
   -fno-exceptions
   -fno-rtti
 )

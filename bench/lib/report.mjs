@@ -83,7 +83,7 @@ export function evaluateTargets(r) {
     t.push({
       id: 'size',
       target: 'Size: JS + wasm at most 20 KB gzip (20480 B)',
-      measured: `js-glue/dist/index.js ${s} B gzip (${kb(s)}); ${r.size.shipped.raw} B raw`,
+      measured: `an app using only createBaton: JS ${r.size.app.js.gzip} B + wasm ${r.size.app.wasm.gzip} B = ${s} B gzip (${kb(s)}); ${r.size.shipped.raw} B raw`,
       ok: s <= KB20,
       far: `${kb(s - KB20)} over (${(s / KB20).toFixed(2)}×)`,
     });
@@ -212,28 +212,25 @@ function startupSection(r) {
   });
   const init = (s['baton-init'] || []).filter((x) => x.init);
   const cold = summarize(init.map((x) => x.init.times[0]));
-  const warm = summarize(init.flatMap((x) => x.init.times.slice(1)));
   const inst = summarize(init.map((x) => x.init.wasm[0]));
-  return `## Start-up (one tab alone)\n\nA fresh tab with fresh names, loaded from the local server (no cache: the server sends \`no-store\`); times from navigation start (\`performance.timeOrigin\`). "Entry runs" is when the page's bundled entry starts executing, i.e. after its imports were evaluated (for Baton: after \`await load()\`, the wasm core's instantiation, at module top level). "wasm instantiate" is \`WebAssembly.instantiate\` of the embedded binary, timed by wrapping it in the page.\n\n${table(
+  return `## Start-up (one tab alone)\n\nA fresh tab with fresh names, loaded from the local server (no cache: the server sends \`no-store\`); times from navigation start (\`performance.timeOrigin\`). "Entry runs" is when the page's bundled entry starts executing, i.e. after its imports were evaluated (importing Baton does nothing; its core loads when \`createBaton\` first needs it). "wasm instantiate" is \`WebAssembly.instantiateStreaming\` of baton-core.wasm, timed by wrapping it in the page.\n\n${table(
     ['library', 'navigation → first leader (median / p95 / max)', 'navigation → entry runs', 'entry runs → first leader (the election itself)', 'wasm instantiate', 'notes'],
     rows,
-  )}\n\nThe core's module init alone (\`bench/pages/baton-init.html\`: \`await createBatonCore()\`, i.e. base64 decode of the embedded ${r.size ? `${r.size.wasm.raw}-byte` : ''} binary, \`WebAssembly.instantiate\`, embind type registration), ${init.length} page loads: cold (first in the page) ${triple(cold)}; again in the same page ${triple(warm)}; of which \`WebAssembly.instantiate\` (cold) ${triple(inst)}.\n`;
+  )}\n\nThe core's load alone (\`bench/pages/baton-init.html\`: \`await load()\`, i.e. fetching the ${r.size ? `${r.size.wasm.raw}-byte` : ''} baton-core.wasm with streaming compilation, instantiation, embind type registration), ${init.length} page loads: ${triple(cold)}; of which \`WebAssembly.instantiateStreaming\` ${triple(inst)}.\n`;
 }
 
 function sizeSection(r) {
   const s = r.size;
   const row = (name, m, note = '') => [name, `${m.raw}`, `${m.gzip}`, kb(m.gzip), note];
   const main = table(['what', 'raw bytes', 'gzip bytes', 'gzip', 'notes'], [
-    row('**Baton: js-glue/dist/index.js, as shipped (JS + embedded wasm)**', s.shipped, 'everything; target 20 KB gzip'),
-    row('— of which JS (the file without the base64 payload)', s.jsOnly),
-    row('— of which the wasm, embedded as base64', s.wasmBase64, 'base64 compresses worse than the binary'),
-    row('the wasm binary itself (if served as a separate .wasm)', s.wasm),
-    row('— JS: Emscripten + embind runtime (build/wasm/baton-core.js minified, no payload)', s.runtime),
-    row('— JS: the glue (js-glue/src bundled, core external)', s.glue, 'API layers, relay, lease, IndexedDB, options'),
-    row('Baton, app importing only `createBaton` (tree-shaken bundle)', s.app.baton, 'wasm included'),
-    row(`broadcast-channel (\`BroadcastChannel\` + \`createLeaderElection\`)`, s.app['broadcast-channel'], 'bundled from node_modules, minified'),
-    row('tab-election (`Tab`)', s.app['tab-election'], 'bundled from node_modules, minified'),
-    row('bare navigator.locks election', s.app['bare-locks'], 'a dozen lines'),
+    row('**Baton, app importing only `createBaton`: JS + wasm, everything it loads**', s.shipped, `target 20 KB gzip; budget ${s.budget} B (tests/node/size-budget.test.js)`),
+    row('— its JS (bundled and tree-shaken)', s.app.js, 'glue and Emscripten/embind runtime'),
+    row('— the wasm (js-glue/dist/baton-core.wasm, fetched on first use)', s.wasm),
+    row('JS: Emscripten + embind runtime (build/wasm/baton-core.js minified)', s.runtime),
+    row('JS: the whole glue, every API (js-glue/src bundled, core external)', s.glue, 'API layers, relay, lease, IndexedDB, options'),
+    row(`broadcast-channel (\`BroadcastChannel\` + \`createLeaderElection\`)`, s.peers['broadcast-channel'], 'bundled from node_modules, minified'),
+    row('tab-election (`Tab`)', s.peers['tab-election'], 'bundled from node_modules, minified'),
+    row('bare navigator.locks election', s.peers['bare-locks'], 'a dozen lines'),
   ]);
   const sections = table(['wasm section', 'bytes'], s.sections.map((x) => [x.name, `${x.bytes}`]));
   let code = '';
@@ -286,7 +283,7 @@ function throughputSection(r) {
   return `## Core throughput\n\nFrames per second, the best of ${t.runs || 1} runs (the wasm paths: best of two rounds within each run). The workload of bench/core_throughput.cc: a ${t.native.frameBytes}-byte heartbeat of a leader holding two terms, fed to a follower that joined both resources, ${t.frames} frames. Native: build/native/bench/baton_bench_core (RelWithDebInfo, -O2). WebAssembly: bench/wasm-throughput.mjs in Node ${r.machine.node}, the shipped MinSizeRel (-Oz) build, the same frames (encoded in JS exactly as wire::encode does: ${t.wasm.frameBytes} bytes, ${t.wasm.raw.malformed} malformed).\n\n${table(['path', 'frames/s', 'native ÷ this'], [
     ['native: decode only', num(t.native.decode, 0), ''],
     ['native: decode + step', num(t.native.decodeStep, 0), '1.0×'],
-    ['wasm: embind method straight (`core.raw._message`): boundary + decode + step', num(t.wasm.raw.framesPerSecond, 0), ratio(t.wasm.raw.framesPerSecond)],
+    ['wasm: the one embind call per frame (`step`) over a record already encoded: boundary + decode + step', num(t.wasm.raw.framesPerSecond, 0), ratio(t.wasm.raw.framesPerSecond)],
     ['wasm through the glue\'s Core wrapper (`message()`, effects copied out)', num(t.wasm.glue.framesPerSecond, 0), ratio(t.wasm.glue.framesPerSecond)],
     [`wasm through a whole Baton (tab-baton/testing fakes: channel event with structured clone, runtime queue, timer re-arm; ${t.wasm.baton.frames} frames)`, num(t.wasm.baton.framesPerSecond, 0), ratio(t.wasm.baton.framesPerSecond)],
   ])}\n\nA tab receives a heartbeat per second per leader it follows, so even the slowest path is some ${Math.round((t.wasm.baton.framesPerSecond || 0) / 1000)} thousand times what an idle follower needs.\n`;
@@ -365,7 +362,7 @@ function analysis(r) {
   if (missed.has('size') && r.size) {
     const z = r.size;
     const g = (label) => z.code?.groups.find((x) => x.label.startsWith(label))?.bytes;
-    out.push(`**Size.** ${z.shipped.gzip} B gzip against 20480 B. Where it goes: the wasm embedded as base64 ${z.wasmBase64.gzip} B gzip (the binary alone ${z.wasm.gzip} B gzip, so base64 costs ${z.wasmBase64.gzip - z.wasm.gzip} B), the Emscripten + embind JS runtime ${z.runtime.gzip} B, the glue ${z.glue.gzip} B${z.code ? `; in the wasm's ${z.sections.find((x) => x.name === 'code')?.bytes} B of code: the core's logic ${(g('bindings.cc') ?? 0) + (g('core:') ?? 0) + (g('core: state') ?? 0) + (g('core: presence') ?? 0)} B (bindings wrapper with the inlined step, Node, wire, presence), libc++ ${g('libc++')} B in ${z.code.groups.find((x) => x.label.startsWith('libc++'))?.functions} functions (many of them trivial std::string / map / vector members left out of line at -Oz), dlmalloc ${g('malloc')} B, embind ${g('embind')} B, a printf family ${g('libc printf')} B that the core never calls (pulled in by the runtime's error paths)` : ''}. What would close it, largest first (estimates from these figures, not measured builds): serve the wasm as its own file (no base64: about ${z.wasmBase64.gzip - z.wasm.gzip} B gzip) for browsers; replace embind with a small C ABI (a handful of exported functions over one shared byte buffer, events and effects encoded like the wire frames): removes most of the ${z.runtime.gzip} B JS runtime and the embind code in the wasm, and also removes the slow generic invoker that \`-sDYNAMIC_EXECUTION=0\` forces on every embind call (see the throughput section); \`-sMALLOC=emmalloc\` instead of dlmalloc; keep printf out (\`-sASSERTIONS=0\` is already set; check what references it); replace \`std::map<std::string, ...>\` and \`std::deque\` in the core by flat vectors with fixed capacities (the limits are small and known); and give the relay and the compatibility layers their own entry points so that an app that uses one API style does not ship the others (the tree-shaken \`createBaton\`-only bundle is ${z.app.baton.gzip} B gzip now). 20 KB needs both halves, wasm and JS, cut to about 10 KB gzip each.`);
+    out.push(`**Size.** ${z.shipped.gzip} B gzip against 20480 B: the createBaton app's JS ${z.app.js.gzip} B (the Emscripten + embind runtime ${z.runtime.gzip} B of it) and the wasm ${z.wasm.gzip} B${z.code ? `, whose ${z.sections.find((x) => x.name === 'code')?.bytes} B of code are mostly the core (${(g('bindings.cc') ?? 0) + (g('core:') ?? 0) + (g('core: state') ?? 0) + (g('core: presence') ?? 0)} B) and libc++ (${g('libc++')} B: std::string, map, deque, vector)` : ''}. What would close it: flat fixed-capacity storage in the core instead of maps of strings and deques, a smaller glue for createBaton, and \`-sMINIMAL_RUNTIME\`.`);
   }
   for (const key of ['baton', 'baton-broadcast', 'baton-lease']) {
     if (!missed.has(`idle-${key}`)) continue;

@@ -1,27 +1,68 @@
 // Size: raw and gzip bytes of what an app ships for leader election, and where Baton's bytes
 // go. gzip is zlib level 9 (as js-glue/build.mjs reports). Everything is measured from the
-// built files; nothing is estimated.
+// built files; nothing is estimated. The size budget test (tests/node/size-budget.test.js)
+// and the benchmark report share the app and the budget defined here.
 import { build } from 'esbuild';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import path from 'node:path';
-import { SETTINGS } from '../build-pages.mjs';
 import { parseWasm, groupCode } from './wasm-sections.mjs';
+
+/** The issue's target for an app that uses only createBaton: JS + wasm, gzip. */
+export const TARGET_GZIP = 20 * 1024;
+/**
+ * The budget the test enforces for that app (JS + wasm, gzip bytes): the size measured when
+ * it was set plus about 3%. Lower it whenever the package shrinks; raise it only on purpose.
+ */
+export const BUDGET_GZIP = 42700;
+
+/** An app that uses only createBaton, as its author would write it. */
+export const APP_SOURCE = `import { createBaton } from 'tab-baton';
+const baton = createBaton({ namespace: 'app' });
+baton.lead('job', { run() { console.log('leading'); } });
+`;
+
+/** Strings that only code an app using only createBaton must not ship would contain. */
+export const NOT_IN_APP = {
+  relay: '"createRelay"',
+  'awaforge compat': 'leaderElection.create',
+  'request-leadership compat': '"requestLeadership"',
+  'broadcast-channel compat': 'baton.observe-only',
+  'testing fakes': 'is already open',
+};
 
 const gz = (buf) => gzipSync(buf, { level: 9 }).length;
 const measure = (buf) => ({ raw: Buffer.byteLength(buf), gzip: gz(Buffer.from(buf)) });
-const DATA_URI = /data:application\/octet-stream;base64,([A-Za-z0-9+/=]+)/;
+/** The package's own settings (js-glue/build.mjs): ESM, minified, ES2020. */
+const SETTINGS = { bundle: true, format: 'esm', platform: 'browser', target: 'es2020', minify: true, legalComments: 'none', logLevel: 'error', write: false };
 
-/** Bundles `entry` (or `contents`) with the bench's esbuild settings; returns the output text. */
-async function bundle({ entry, contents, resolveDir, external = [], plugins = [] }) {
+/**
+ * Bundles APP_SOURCE against the built package (resolved as `tab-baton` from `root`), split
+ * as a bundler that supports it would, and measures what the app loads at start: its entry,
+ * the chunks it imports statically, and the wasm. Code behind a dynamic import (requests,
+ * loaded on first use) is not loaded by an app that does not use it.
+ * @returns {Promise<{js: {raw: number, gzip: number}, wasm: {raw: number, gzip: number}, total: number, text: string, lazy: {raw: number, gzip: number}}>}
+ */
+export async function measureApp(root) {
   const result = await build({
-    ...SETTINGS,
-    ...(entry ? { entryPoints: [entry] } : { stdin: { contents, resolveDir, loader: 'js' } }),
-    write: false,
-    external,
-    plugins,
+    ...SETTINGS, splitting: true, outdir: path.join(root, 'build', 'size-app'), metafile: true,
+    stdin: { contents: APP_SOURCE, resolveDir: root, loader: 'js' },
   });
-  return result.outputFiles[0].text;
+  const files = new Map(result.outputFiles.map((f) => [path.relative(root, f.path), f.text]));
+  const outputs = result.metafile.outputs;
+  const entry = Object.keys(outputs).find((name) => outputs[name].entryPoint);
+  const loaded = new Set();
+  const visit = (name) => {
+    if (loaded.has(name)) return;
+    loaded.add(name);
+    for (const imp of outputs[name].imports) if (imp.kind === 'import-statement') visit(imp.path);
+  };
+  visit(entry);
+  const sum = (names) => names.map((n) => measure(files.get(n))).reduce((a, b) => ({ raw: a.raw + b.raw, gzip: a.gzip + b.gzip }), { raw: 0, gzip: 0 });
+  const js = sum([...loaded]);
+  const lazy = sum([...files.keys()].filter((n) => n.endsWith('.js') && !loaded.has(n)));
+  const wasm = measure(readFileSync(path.join(root, 'js-glue', 'dist', 'baton-core.wasm')));
+  return { js, wasm, lazy, total: js.gzip + wasm.gzip, text: [...loaded].map((n) => files.get(n)).join('\n') };
 }
 
 /** Marks the emscripten module (build/wasm/baton-core.js) external: the glue alone. */
@@ -33,16 +74,11 @@ const coreExternal = {
 };
 
 export async function measureSizes(root, { namesBuild } = {}) {
-  const dist = path.join(root, 'js-glue', 'dist', 'index.js');
-  const shipped = readFileSync(dist, 'utf8');
-  const b64 = DATA_URI.exec(shipped)?.[1];
-  if (!b64) throw new Error('no embedded wasm found in js-glue/dist/index.js');
-  const wasm = Buffer.from(b64, 'base64');
-  const jsOnly = shipped.replace(b64, '');
-
-  const coreJs = readFileSync(path.join(root, 'build', 'wasm', 'baton-core.js'), 'utf8');
-  const runtimeMin = await bundle({ contents: coreJs.replace(b64, ''), resolveDir: path.join(root, 'build', 'wasm') });
-  const glue = await bundle({ entry: path.join(root, 'js-glue', 'src', 'index.js'), external: [], plugins: [coreExternal] });
+  const wasmBytes = readFileSync(path.join(root, 'js-glue', 'dist', 'baton-core.wasm'));
+  const app = await measureApp(root);
+  const coreJs = path.join(root, 'build', 'wasm', 'baton-core.js');
+  const runtimeMin = (await build({ ...SETTINGS, entryPoints: [coreJs] })).outputFiles[0].text;
+  const glue = (await build({ ...SETTINGS, entryPoints: [path.join(root, 'js-glue', 'src', 'index.js')], plugins: [coreExternal] })).outputFiles[0].text;
 
   // The glue by source file (each minified alone: a rough attribution, gzip of the parts > whole).
   const srcDir = path.join(root, 'js-glue', 'src');
@@ -51,41 +87,42 @@ export async function measureSizes(root, { namesBuild } = {}) {
     for (const f of readdirSync(path.join(srcDir, sub))) {
       if (!f.endsWith('.js')) continue;
       const file = path.join(srcDir, sub, f);
-      const min = (await build({ ...SETTINGS, bundle: false, entryPoints: [file], write: false })).outputFiles[0].text;
+      const min = (await build({ ...SETTINGS, bundle: false, entryPoints: [file] })).outputFiles[0].text;
       files.push({ file: path.join(sub, f), ...measure(min) });
     }
   }
   files.sort((a, b) => b.gzip - a.gzip);
 
-  const parsed = parseWasm(wasm);
+  const parsed = parseWasm(wasmBytes);
   const sections = parsed.sections.map((s) => ({ name: s.name, bytes: s.size }));
 
   let code = null;
-  if (namesBuild && existsSync(namesBuild)) {
-    const named = Buffer.from(DATA_URI.exec(readFileSync(namesBuild, 'utf8'))[1], 'base64');
-    const p = parseWasm(named);
+  const namedWasm = namesBuild && namesBuild.replace(/\.js$/, '.wasm');
+  if (namedWasm && existsSync(namedWasm)) {
+    const p = parseWasm(readFileSync(namedWasm));
     const g = groupCode(p);
     const codeBytes = p.sections.find((s) => s.name === 'code').size;
     code = { sameCode: codeBytes === parsed.sections.find((s) => s.name === 'code').size, functions: p.bodies.length, groups: g.totals, biggest: g.biggest };
   }
 
   const peersDir = path.join(root, 'bench', 'pages', 'dist', 'size');
-  const app = {};
-  for (const lib of ['baton', 'broadcast-channel', 'tab-election', 'bare-locks']) {
-    app[lib] = measure(readFileSync(path.join(peersDir, `${lib}.js`)));
+  const peers = {};
+  for (const lib of ['broadcast-channel', 'tab-election', 'bare-locks']) {
+    peers[lib] = measure(readFileSync(path.join(peersDir, `${lib}.js`)));
   }
 
   return {
-    shipped: measure(shipped),
-    wasm: measure(wasm),
-    wasmBase64: measure(b64),
-    jsOnly: measure(jsOnly),
+    // What an app using only createBaton loads: its bundle's JS plus the wasm file.
+    shipped: { raw: app.js.raw + app.wasm.raw, gzip: app.total },
+    app: { js: app.js, wasm: app.wasm },
+    budget: BUDGET_GZIP,
+    wasm: measure(wasmBytes),
     runtime: measure(runtimeMin),
     glue: measure(glue),
     glueFiles: files,
     sections,
     code,
-    app,
+    peers,
     testing: measure(readFileSync(path.join(root, 'js-glue', 'dist', 'testing.js'))),
   };
 }

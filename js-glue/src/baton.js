@@ -17,7 +17,8 @@
  * @module tab-baton/baton
  */
 import { Runtime } from './runtime.js';
-import { Database, storageTimeoutMs } from './idb.js';
+import { coreStatus } from './core.js';
+import { Database, STORAGE_TIMEOUT_MS } from './idb.js';
 import { EpochStore } from './epoch-store.js';
 import { StorageHealth } from './storage-health.js';
 import { authorityReason, chooseAuthority, isNodeWithoutEnv, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
@@ -212,7 +213,7 @@ class Baton {
   openStorage() {
     const { env, names, config, counters } = this;
     const database = env.indexedDB
-      ? new Database({ indexedDB: env.indexedDB, name: names.database, timeoutMs: storageTimeoutMs(config.suspectMs), setTimeout: env.setTimeout, clearTimeout: env.clearTimeout })
+      ? new Database({ indexedDB: env.indexedDB, name: names.database, timeoutMs: STORAGE_TIMEOUT_MS, setTimeout: env.setTimeout, clearTimeout: env.clearTimeout })
       : null;
     const health = new StorageHealth(database !== null);
     const epochs = new EpochStore({ localStorage: env.localStorage, database, key: names.epochKey, health, counters });
@@ -337,6 +338,7 @@ class Baton {
       degraded: this.degradedReason() !== null,
       degradedReason: this.degradedReason(),
       generation: this.generation,
+      core: coreStatus(),
       glue: { ...this.counters },
       talk: Object.fromEntries([...(this.talks ?? [])].map(([resource, talk]) => [resource, talk.metrics()])),
     };
@@ -355,6 +357,7 @@ class Baton {
       mode: this.runtime.authority(),
       degraded: this.degradedReason() !== null,
       degradedReason: this.degradedReason(),
+      core: coreStatus(),
     };
   }
 
@@ -559,16 +562,10 @@ class Entry {
     }
   }
 
-  /**
-   * Why the current term's epoch may repeat an earlier one, or null: not committed in
-   * IndexedDB (the glue allocated it), or the core judged it degraded (a store that
-   * answered behind a claim or below an own term, a timeout, a fallen-back lease).
-   */
+  /** Why the current term's epoch may repeat an earlier one (not committed in IndexedDB), or null. */
   termDegraded() {
     const { token } = this;
     if (!token) return null;
-    const core = this.baton.runtime.view(this.resource)?.degraded;
-    if (core && core !== 'none') return core;
     return this.baton.storage.health.isDurable(this.resource, token.epoch) ? null : 'epoch-not-durable';
   }
 

@@ -1,66 +1,26 @@
 /**
- * The WebAssembly core, loaded once, and a JS wrapper around its embind `Core` class.
+ * The WebAssembly core: loaded once, on first use or on `load()`, and a JS wrapper that
+ * speaks its byte protocol (wasm/boundary.h).
  *
- * The embind members are raw (`_tick`, `_effectKind`, ...). This wrapper turns each step
- * into a plain array of effect objects, so nothing outside this file touches an embind
- * handle. The effects of a step live in wasm memory only until the next step, which is
- * why they are copied out at once (`bytes` with `.slice()`).
+ * Importing this module does nothing: `load()` starts fetching and compiling, `ready`
+ * settles when that is done. A failed load rejects `ready` and is kept in `coreStatus()`
+ * for `support()` and `metrics()`; it never throws where the package is imported.
  *
- * Every `Core` is deleted by its owner (`dispose()`); a FinalizationRegistry deletes the
- * ones an owner forgot, as a backstop only (it may run late or never).
+ * Each event is one record written into the module's shared buffer and one call; the
+ * answer, in the same buffer, carries the effects, the next deadline and every resource
+ * view that changed, which this wrapper keeps so that queries need no call.
  *
  * @module tab-baton/core
  */
 import createBatonCore from '../../build/wasm/baton-core.js';
+import { instantiate } from './wasm-loader.js';
 
-/** @type {any} the Emscripten module, once loaded */
-let wasm = null;
-/** @type {Promise<void> | null} */
-let loading = null;
-/** Cores created and not yet deleted (an internal leak check for tests). */
-let liveCores = 0;
-
-/**
- * Loads and instantiates the WebAssembly core. Safe to call many times: the module is
- * instantiated once and every call returns the same promise.
- * @returns {Promise<void>}
- */
-export function load() {
-  if (!loading) {
-    loading = createBatonCore().then((module) => {
-      wasm = module;
-    });
-    // A failed load may be retried (e.g. a transient CSP or memory error).
-    loading.catch(() => {
-      loading = null;
-    });
-  }
-  return loading;
-}
-
-/** @returns {boolean} whether `load()` has completed. */
-export function isLoaded() {
-  return wasm !== null;
-}
-
-function module() {
-  if (!wasm) throw new Error('tab-baton: the WebAssembly core is not loaded yet; await load() first');
-  return wasm;
-}
-
-const registry =
-  typeof FinalizationRegistry === 'function'
-    ? new FinalizationRegistry((raw) => {
-        liveCores -= 1;
-        try {
-          raw.delete();
-        } catch {
-          // Already deleted: nothing to free.
-        }
-      })
-    : null;
-
-/** EventKind in wasm/core/node.h (numeric values cross the boundary). */
+/** Record header (boundary.h kMagic, kVersion). */
+const MAGIC = 0xbb;
+const VERSION = 1;
+/** Query in boundary.h. */
+const QUERY = { presence: 1, metrics: 2, log: 3, fenceAdmit: 4, fenceHighest: 5, leaseDecide: 6 };
+/** EventKind in wasm/core/node.h. */
 const EVENT = {
   tick: 0,
   message: 1,
@@ -80,15 +40,226 @@ const EVENT = {
   force_election: 15,
   dispose: 16,
 };
-
 /** EffectKind in node.h, by numeric value. */
 const EFFECTS = ['broadcast', 'lock-request', 'lock-release', 'allocate-epoch', 'lease-try', 'elected', 'deposed', 'leader-changed'];
 /** LockMode in node.h, by numeric value. */
 const LOCK_MODES = ['queue', 'if-available', 'steal'];
 /** Lifecycle in types.h. */
 export const LIFECYCLE = { active: 0, hidden: 1, frozen: 2, restored: 3, closing: 4 };
-/** Authority in types.h. */
-export const AUTHORITIES = ['web-locks', 'lease', 'broadcast'];
+/** Policy flags of a join (boundary.cc). */
+const ALLOW_HIDDEN = 1;
+const PREFER_VISIBLE = 2;
+const REQUIRES_NETWORK = 4;
+const NEWEST_APP_ONLY = 8;
+/** A message longer than this cannot be encoded whole; its head is still oversized for the core. */
+const MAX_MESSAGE = 0xffff;
+
+/** @type {any} the Emscripten module, once loaded */
+let M = null;
+/** Names of the core's enums and counters, read from the core at load (types.cc). */
+let names = null;
+/** @type {{state: 'idle'|'loading'|'ready'|'failed', error: string | null}} */
+const status = { state: 'idle', error: null };
+/** @type {Array<() => void>} */
+const waiting = [];
+let settle;
+/** Resolves once the core is loaded; rejects with an Error naming the fix if it cannot be. */
+export const ready = new Promise((resolve, reject) => {
+  settle = { resolve, reject };
+});
+// A failure is reported through support() and metrics(); an app that never awaits `ready`
+// must not get an unhandled rejection for it.
+ready.catch(() => {});
+/** Cores created and not yet deleted (an internal leak check for tests). */
+let liveCores = 0;
+
+/**
+ * Starts loading the core, once; later calls return the same promise.
+ * @param {{wasm?: string | URL | Response | BufferSource | WebAssembly.Module}} [options]
+ *   where the wasm is served, when not next to the script (bundlers that do not copy it)
+ * @returns {Promise<void>} `ready`
+ */
+export function load(options) {
+  if (options !== undefined && (options === null || typeof options !== 'object')) {
+    throw new TypeError('load: "options" must be an object like { wasm: url }');
+  }
+  for (const key of Object.keys(options ?? {})) {
+    if (key !== 'wasm') throw new TypeError(`load: unknown option "${key}" (known: wasm)`);
+  }
+  if (status.state !== 'idle') return ready;
+  status.state = 'loading';
+  const source = options?.wasm;
+  new Promise((resolve, reject) => {
+    createBatonCore({
+      locateFile: (file) => file, // unused: instantiateWasm below finds the wasm
+      instantiateWasm(imports, receive) {
+        instantiate(source, imports).then((instance) => receive(instance), reject);
+        return {};
+      },
+    }).then(resolve, reject);
+  }).then(
+    (module) => {
+      M = module;
+      names = readNames();
+      status.state = 'ready';
+      settle.resolve();
+      for (const fn of waiting.splice(0)) fn();
+    },
+    (error) => {
+      status.state = 'failed';
+      status.error = error.message;
+      waiting.length = 0;
+      settle.reject(error);
+    },
+  );
+  return ready;
+}
+
+/** @returns {{state: 'idle'|'loading'|'ready'|'failed', error: string | null}} */
+export function coreStatus() {
+  return { ...status };
+}
+
+/** @returns {boolean} whether the core is loaded. */
+export function isLoaded() {
+  return M !== null;
+}
+
+/**
+ * Runs `fn` once the core is loaded: now if it is, else when it is (never, if it fails).
+ * Starts loading if nothing has yet.
+ */
+export function whenLoaded(fn) {
+  if (M) {
+    fn();
+    return;
+  }
+  waiting.push(fn);
+  load();
+}
+
+// ------------------------------------------------------------------ the shared buffer
+
+let heap = null; // Uint8Array over wasm memory (replaced when the memory grows)
+let data = null; // DataView over the same
+let io = 0; // the buffer's address
+let pos = 0;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** Starts a record at the buffer. */
+function begin() {
+  if (heap !== M.HEAPU8) {
+    heap = M.HEAPU8;
+    data = new DataView(heap.buffer);
+    io = M.buffer();
+  }
+  pos = io;
+  heap[pos++] = MAGIC;
+  heap[pos++] = VERSION;
+}
+const length = () => pos - io;
+function u8(v) {
+  heap[pos++] = v;
+}
+function u16(v) {
+  heap[pos++] = v & 0xff;
+  heap[pos++] = v >>> 8;
+}
+function u32(v) {
+  data.setUint32(pos, v, true);
+  pos += 4;
+}
+function f64(v) {
+  data.setFloat64(pos, v, true);
+  pos += 8;
+}
+function str(s) {
+  const at = pos;
+  pos += 2;
+  // Strings are bounded by option validation; 3 bytes per UTF-16 unit is the worst case.
+  const { written } = encoder.encodeInto(s, heap.subarray(pos, pos + 3 * s.length));
+  heap[at] = written & 0xff;
+  heap[at + 1] = written >>> 8;
+  pos += written;
+}
+function bytes(b) {
+  const n = Math.min(b.length, MAX_MESSAGE);
+  u16(n);
+  heap.set(n === b.length ? b : b.subarray(0, n), pos);
+  pos += n;
+}
+function lease(rec) {
+  if (!rec) {
+    u8(0);
+    return;
+  }
+  u8(1);
+  str(rec.owner);
+  u32(rec.generation >>> 0);
+  f64(rec.epoch);
+  f64(rec.expiresMs);
+}
+
+// Reading an answer: `at` walks it.
+let at = 0;
+/** Starts reading an answer of `n` bytes; -1 means the core refused the record (a bug here). */
+function answer(n) {
+  if (n < 0) throw new Error('tab-baton: the core refused a record (internal error)');
+  // A step may grow wasm memory, which replaces the views.
+  if (heap !== M.HEAPU8) {
+    heap = M.HEAPU8;
+    data = new DataView(heap.buffer);
+  }
+  at = io + 2;
+}
+const r8 = () => heap[at++];
+function r16() {
+  const v = heap[at] | (heap[at + 1] << 8);
+  at += 2;
+  return v;
+}
+function r32() {
+  const v = data.getUint32(at, true);
+  at += 4;
+  return v;
+}
+function rf64() {
+  const v = data.getFloat64(at, true);
+  at += 8;
+  return v;
+}
+function rstr() {
+  const n = r16();
+  if (n === 0) return '';
+  const s = decoder.decode(heap.subarray(at, at + n));
+  at += n;
+  return s;
+}
+function rlist(n, read) {
+  const out = new Array(n);
+  for (let i = 0; i < n; i += 1) out[i] = read();
+  return out;
+}
+function rlease() {
+  if (r8() === 0) return null;
+  return { owner: rstr(), generation: r32(), epoch: rf64(), expiresMs: rf64() };
+}
+
+function readNames() {
+  begin();
+  answer(M.ask(0, length()));
+  const table = () => rlist(r8(), rstr);
+  return { roles: table(), reasons: table(), lifecycles: table(), liveness: table(), authorities: table(), counters: table() };
+}
+
+const registry =
+  typeof FinalizationRegistry === 'function'
+    ? new FinalizationRegistry((handle) => {
+        liveCores -= 1;
+        M.close(handle);
+      })
+    : null;
 
 /**
  * @typedef {object} Effect One thing the core asks the glue to do.
@@ -107,67 +278,130 @@ export const AUTHORITIES = ['web-locks', 'lease', 'broadcast'];
  * @property {number} expiresMs
  */
 
-/** One tab's election core. Internal: never handed to users. */
+const NO_EFFECTS = Object.freeze([]);
+
+/** One tab's election core. Internal: never handed to users. Needs the core loaded. */
 export class Core {
   /**
-   * @param {object} config `Config` of node.h in camelCase (see wasm/bindings.cc).
+   * @param {object} config id, generation, appVersion, capabilities, authority (0 web-locks,
+   *   1 lease, 2 broadcast), heartbeatMs, suspectMs, leaseMs, startMs, seed; a missing
+   *   number keeps the core's default (node.h Config)
    */
   constructor(config) {
-    const M = module();
-    this.raw = new M.Core(config);
+    if (!M) throw new Error('tab-baton: the WebAssembly core is not loaded yet; await load() first');
+    begin();
+    str(config.id);
+    u32(config.generation ?? 1);
+    str(config.appVersion ?? '0');
+    const caps = config.capabilities ?? [];
+    u8(caps.length);
+    for (const c of caps) str(c);
+    u8(config.authority ?? 0);
+    f64(config.heartbeatMs ?? NaN);
+    f64(config.suspectMs ?? NaN);
+    f64(config.leaseMs ?? NaN);
+    f64(config.startMs ?? 0);
+    u32((config.seed ?? 1) >>> 0);
+    this.handle = M.open(length());
+    if (this.handle === 0) throw new Error('tab-baton: the core refused its configuration (internal error)');
+    /** @type {Map<string, object>} the latest view of each joined resource */
+    this.views = new Map();
+    this.deadline = Infinity;
+    this.authorityCode = config.authority ?? 0;
+    this.isDegraded = false;
     liveCores += 1;
-    registry?.register(this, this.raw, this);
+    registry?.register(this, this.handle, this);
   }
 
-  /** Deletes the C++ object. Idempotent; later steps return no effects. */
+  /** Frees the C++ object. Idempotent; later steps return no effects. */
   dispose() {
-    if (!this.raw) return;
+    if (!this.handle) return;
     registry?.unregister(this);
-    this.raw.delete();
-    this.raw = null;
+    M.close(this.handle);
+    this.handle = 0;
     liveCores -= 1;
   }
 
-  /** Copies the effects of the step that just ran into plain objects. */
-  effects(count) {
-    const raw = this.raw;
-    const out = new Array(count);
+  /** Compatibility with callers that test `core.raw` for a live core. */
+  get raw() {
+    return this.handle !== 0;
+  }
+
+  /** Sends the event record just written; reads the effects and the changed views. */
+  run() {
+    answer(M.step(this.handle, length()));
+    this.deadline = rf64();
+    this.authorityCode = r8();
+    this.isDegraded = r8() === 1;
+    const count = r16();
+    const effects = count === 0 ? NO_EFFECTS : new Array(count);
     for (let i = 0; i < count; i += 1) {
-      const kind = raw._effectKind(i);
+      const kind = r8();
       /** @type {Effect} */
-      const effect = { kind: EFFECTS[kind], resource: raw._effectResource(i) };
+      const effect = { kind: EFFECTS[kind], resource: rstr() };
       switch (kind) {
-        case 0:
-          effect.bytes = raw._effectBytes(i).slice(); // a view into wasm memory until the next step
+        case 0: {
+          const n = r16();
+          effect.bytes = heap.slice(at, at + n); // a copy: the buffer is reused by the next call
+          at += n;
           break;
+        }
         case 1:
-          effect.mode = LOCK_MODES[raw._effectLockMode(i)];
+          effect.mode = LOCK_MODES[r8()];
           break;
         case 3:
-          effect.floor = raw._effectEpoch(i);
+          effect.floor = rf64();
           break;
         case 5:
         case 6:
-          effect.epoch = raw._effectEpoch(i);
-          effect.reason = raw._effectReason(i);
+          effect.epoch = rf64();
+          effect.reason = names.reasons[r8()];
           break;
         default:
           break;
       }
-      out[i] = effect;
+      effects[i] = effect;
     }
-    return out;
+    for (let n = r8(); n > 0; n -= 1) {
+      const present = r8() === 1;
+      const resource = rstr();
+      if (!present) {
+        this.views.delete(resource);
+        continue;
+      }
+      this.views.set(resource, {
+        role: names.roles[r8()],
+        reason: names.reasons[r8()],
+        epoch: rf64(),
+        leader: rstr(),
+        leaderEpoch: rf64(),
+        leaderSince: rf64(),
+        eligible: r8() === 1,
+      });
+    }
+    return effects;
+  }
+
+  /** Starts an event record of `kind` at `now`; false when the core is gone. */
+  event(kind, now) {
+    if (!this.handle) return false;
+    begin();
+    u8(kind);
+    f64(now);
+    return true;
   }
 
   // Events. Each returns the step's effects; a disposed core returns none.
 
   tick(now) {
-    return this.raw ? this.effects(this.raw._tick(now)) : [];
+    return this.event(EVENT.tick, now) ? this.run() : NO_EFFECTS;
   }
 
-  /** @param {Uint8Array} bytes a frame from the channel (copied into wasm memory by embind) */
-  message(now, bytes) {
-    return this.raw ? this.effects(this.raw._message(now, bytes)) : [];
+  /** @param {Uint8Array} frame a frame from the channel */
+  message(now, frame) {
+    if (!this.event(EVENT.message, now)) return NO_EFFECTS;
+    bytes(frame);
+    return this.run();
   }
 
   /**
@@ -175,36 +409,60 @@ export class Core {
    *   requiresNetwork: boolean, newestAppOnly: boolean}} policy
    */
   join(now, resource, policy) {
-    return this.raw ? this.effects(this.raw._join(now, resource, policy)) : [];
+    if (!this.event(EVENT.join, now)) return NO_EFFECTS;
+    str(resource);
+    str(policy.requiredCapability ?? '');
+    u8((policy.allowHidden ? ALLOW_HIDDEN : 0) | (policy.preferVisible ? PREFER_VISIBLE : 0)
+      | (policy.requiresNetwork ? REQUIRES_NETWORK : 0) | (policy.newestAppOnly ? NEWEST_APP_ONLY : 0));
+    return this.run();
   }
 
   /** @param {'leave'|'lock_granted'|'lock_lost'|'lock_unavailable'|'lease_failed'|'abdicate'|'force_election'} kind */
   resourceEvent(kind, now, resource) {
-    return this.raw ? this.effects(this.raw._resourceEvent(EVENT[kind], now, resource)) : [];
+    if (!this.event(EVENT[kind], now)) return NO_EFFECTS;
+    str(resource);
+    return this.run();
   }
 
   epochAllocated(now, resource, epoch, durable) {
-    return this.raw ? this.effects(this.raw._epochAllocated(now, resource, epoch, durable)) : [];
+    if (!this.event(EVENT.epoch_allocated, now)) return NO_EFFECTS;
+    str(resource);
+    f64(epoch);
+    u8(durable ? 1 : 0);
+    return this.run();
   }
 
   /** @param {LeaseRecord | null} record the record now in the store */
   leaseResult(now, resource, record) {
-    return this.raw ? this.effects(this.raw._leaseResult(now, resource, record)) : [];
+    if (!this.event(EVENT.lease_result, now)) return NO_EFFECTS;
+    str(resource);
+    lease(record);
+    return this.run();
   }
 
   /** @param {keyof typeof LIFECYCLE} state */
   lifecycle(now, state) {
-    return this.raw ? this.effects(this.raw._lifecycle(now, LIFECYCLE[state])) : [];
+    if (!this.event(EVENT.lifecycle, now)) return NO_EFFECTS;
+    u8(LIFECYCLE[state]);
+    return this.run();
   }
 
   /** @param {'tick'|'online'|'offline'|'session_changed'|'dispose'} kind */
   plainEvent(kind, now) {
-    return this.raw ? this.effects(this.raw._plainEvent(EVENT[kind], now)) : [];
+    return this.event(EVENT[kind], now) ? this.run() : NO_EFFECTS;
   }
 
   /** @returns {number} when the next `tick` is due (Infinity: none). */
   nextDeadline() {
-    return this.raw ? this.raw._nextDeadline() : Infinity;
+    return this.handle ? this.deadline : Infinity;
+  }
+
+  /** Starts a query record; false when the core is gone. */
+  query(kind) {
+    if (!this.handle) return false;
+    begin();
+    u8(kind);
+    return true;
   }
 
   /**
@@ -213,43 +471,87 @@ export class Core {
    * @returns {LeaseRecord | null} the record to write, or null to write nothing
    */
   leaseDecide(resource, record, now) {
-    return this.raw ? this.raw._leaseDecide(resource, record, now) : null;
+    if (!this.query(QUERY.leaseDecide)) return null;
+    str(resource);
+    lease(record);
+    f64(now);
+    answer(M.ask(this.handle, length()));
+    return rlease();
   }
 
-  // Queries.
+  // Queries. The views come from the last step; the rest asks the core.
 
   view(resource) {
-    return this.raw ? this.raw._view(resource) : null;
+    if (!this.handle) return null;
+    return this.views.get(resource) ?? { role: 'follower', reason: 'none', epoch: 0, leader: '', leaderEpoch: 0, leaderSince: 0, eligible: false };
   }
 
   presence(now) {
-    return this.raw ? this.raw._presence(now) : [];
+    if (!this.query(QUERY.presence)) return [];
+    f64(now);
+    answer(M.ask(this.handle, length()));
+    return rlist(r16(), () => ({
+      id: rstr(),
+      generation: r32(),
+      lifecycle: names.lifecycles[r8()],
+      liveness: names.liveness[r8()],
+      appVersion: rstr(),
+      capabilities: rlist(r8(), rstr),
+      lastSeen: rf64(),
+      lastProgress: rf64(),
+    }));
   }
 
   metrics() {
-    return this.raw ? this.raw._metrics() : null;
+    if (!this.query(QUERY.metrics)) return null;
+    answer(M.ask(this.handle, length()));
+    const out = {};
+    for (const name of names.counters) out[name] = rf64();
+    const reasons = {};
+    for (const name of names.reasons) {
+      const n = rf64();
+      if (n) reasons[name] = n;
+    }
+    out.stepDownReasons = reasons;
+    return out;
   }
 
   log() {
-    return this.raw ? this.raw._log() : [];
+    if (!this.query(QUERY.log)) return [];
+    answer(M.ask(this.handle, length()));
+    return rlist(r16(), () => ({
+      at: rf64(),
+      resource: rstr(),
+      from: names.roles[r8()],
+      to: names.roles[r8()],
+      reason: names.reasons[r8()],
+      epoch: rf64(),
+    }));
   }
 
   /** @returns {'web-locks'|'lease'|'broadcast'} the authority in use (lease may fall back to broadcast). */
   authority() {
-    return this.raw ? AUTHORITIES[this.raw._authority()] : 'broadcast';
+    return names.authorities[this.authorityCode];
   }
 
   degraded() {
-    return this.raw ? this.raw._degraded() : false;
+    return this.isDegraded;
   }
 
   /** @returns {boolean} true when `epoch` is at least the highest seen for `resource` (then it becomes the highest). */
   fenceAdmit(resource, epoch) {
-    return this.raw ? this.raw._fenceAdmit(resource, epoch) : false;
+    if (!this.query(QUERY.fenceAdmit)) return false;
+    str(resource);
+    f64(epoch);
+    answer(M.ask(this.handle, length()));
+    return r8() === 1;
   }
 
   fenceHighest(resource) {
-    return this.raw ? this.raw._fenceHighest(resource) : 0;
+    if (!this.query(QUERY.fenceHighest)) return 0;
+    str(resource);
+    answer(M.ask(this.handle, length()));
+    return rf64();
   }
 }
 
@@ -258,9 +560,13 @@ export class Core {
  */
 export const internals = {
   /** Live embind value handles (`count_emval_handles()` of the module). */
-  emvalHandles: () => module().count_emval_handles(),
+  emvalHandles: () => M.count_emval_handles(),
   /** Cores created and not yet deleted. */
   liveCores: () => liveCores,
+  /** Sessions open in the core (boundary.cc): must match liveCores. */
+  coreSessions: () => M.live(),
   /** Size of the WebAssembly heap in bytes (it only grows: a leak shows here). */
-  heapBytes: () => module().HEAP8.length,
+  heapBytes: () => M.HEAPU8.length,
+  /** The Emscripten module (bench/wasm-throughput.mjs times its boundary call alone). */
+  module: () => M,
 };

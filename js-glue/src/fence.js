@@ -1,11 +1,12 @@
 /**
  * A fence for the receiver of guarded effects (a worker, a store, a server written in JS):
  * it admits an effect only from the newest term it has seen for the resource, so a stale
- * owner's late write is rejected with STALE_OWNER. The comparison is the core's (C++).
+ * owner's late write is rejected with STALE_OWNER. The comparison is the core's (C++), so
+ * a Fence answers once the core is loaded (`await ready`); creating one starts the load.
  *
  * @module tab-baton/fence
  */
-import { Core } from './core.js';
+import { Core, isLoaded, load } from './core.js';
 import { staleOwner } from './errors.js';
 import { Authority } from './constants.js';
 
@@ -14,8 +15,21 @@ const FENCE_CORE = { id: 'fence', appVersion: '0', authority: Authority.broadcas
 
 export class Fence {
   constructor() {
+    /** @private @type {Core | null} made on first use, once the core is loaded */
+    this.core = null;
     /** @private */
-    this.core = new Core(FENCE_CORE);
+    this.disposed = false;
+    load();
+  }
+
+  /** @private */
+  fenceCore() {
+    if (this.disposed) throw new Error('tab-baton: Fence used after dispose()');
+    if (!this.core) {
+      if (!isLoaded()) throw new Error('tab-baton: the Fence needs the WebAssembly core: await ready (or load()) before using it');
+      this.core = new Core(FENCE_CORE);
+    }
+    return this.core;
   }
 
   /**
@@ -26,8 +40,7 @@ export class Fence {
    */
   admit(token) {
     checkToken(token);
-    if (!this.core.raw) throw new Error('tab-baton: Fence used after dispose()');
-    return this.core.fenceAdmit(token.resource, token.epoch);
+    return this.fenceCore().fenceAdmit(token.resource, token.epoch);
   }
 
   /**
@@ -41,12 +54,13 @@ export class Fence {
   /** @returns {number} the highest epoch admitted for `resource` (0: none). */
   highest(resource) {
     if (typeof resource !== 'string') throw new TypeError('Fence.highest: "resource" must be a string');
-    return this.core.fenceHighest(resource);
+    return this.fenceCore().fenceHighest(resource);
   }
 
   /** Frees the fence's memory now (otherwise when it is garbage-collected). Idempotent. */
   dispose() {
-    this.core.dispose();
+    this.disposed = true;
+    this.core?.dispose();
   }
 }
 

@@ -12,13 +12,12 @@
  */
 
 const STORES = ['epochs', 'leases'];
-/** The shortest storage deadline; longer suspect timeouts give storage half of theirs. */
-export const MIN_STORAGE_TIMEOUT_MS = 1000;
-
-/** The deadline of one storage operation for a suspect timeout of `suspectMs`. */
-export function storageTimeoutMs(suspectMs) {
-  return Math.max(MIN_STORAGE_TIMEOUT_MS, suspectMs / 2);
-}
+/**
+ * The deadline of one open or transaction: below the core's own deadline for a storage
+ * answer (1.5 s), so that a failing store is reported by the glue, with its cause, before
+ * the core gives up on it.
+ */
+export const STORAGE_TIMEOUT_MS = 1000;
 
 export class Database {
   /**

@@ -3,17 +3,19 @@
  * instant hand-over and frozen-leader recovery. The election logic is a C++ core compiled
  * to WebAssembly; this package connects it to the browser.
  *
- * The core loads once, here, with top-level await: after `import`, everything is
- * synchronous (`leaderElection.create`, `createBaton`, ...).
+ * Importing is synchronous and cheap. The core loads on first use (or on `load()`);
+ * everything that needs it waits meanwhile, and `ready` settles when it is there. A failed
+ * load rejects `ready` and shows in `support()` and `metrics()`; it never throws here.
+ *
+ * Every export of the subpath entries (`tab-baton/relay`, `tab-baton/awaforge`, ...) is
+ * also here; an app that imports only what it uses from those pays for nothing else.
  *
  * @module tab-baton
  */
-import { load, internals } from './core.js';
+import { internals } from './core.js';
 import { compatMetrics } from './compat/shared.js';
 
-await load();
-
-export { load };
+export { load, ready } from './core.js';
 export { createBaton } from './baton.js';
 export { Fence } from './fence.js';
 export { StaleOwnerError, DeposedError } from './errors.js';
@@ -22,7 +24,7 @@ export { requestLeadership } from './compat/request-leadership.js';
 export { createLeaderElection } from './compat/broadcast-channel.js';
 
 /** Leak checks and metrics for this package's own tests; not part of the API. */
-export const __internal = { ...internals, metricsOf: compatMetrics };
+export const __internal = /* @__PURE__ */ Object.assign({ metricsOf: compatMetrics }, internals);
 export { RequestError, NoLeaderError, RemoteError } from './requests-errors.js';
 export { createRelay } from './relay.js';
 export { eventSourceSource, webSocketSource } from './relay-sources.js';

@@ -11,9 +11,12 @@
  * A page restored from the bfcache gets a new Runtime with the next generation; the old
  * one is disposed in `pagehide`.
  *
+ * The WebAssembly core may still be loading when a Runtime starts: events queue until it
+ * is there, and queries answer as a follower that knows nothing yet.
+ *
  * @module tab-baton/runtime
  */
-import { Core } from './core.js';
+import { Core, coreStatus, whenLoaded } from './core.js';
 import { Channel } from './channel.js';
 import { WebLocks } from './web-locks.js';
 import { LeaseAuthority } from './lease.js';
@@ -62,18 +65,9 @@ export class Runtime {
       this.retire = resolve;
     });
 
-    this.core = new Core({
-      id: config.id,
-      generation,
-      appVersion: config.appVersion,
-      capabilities: config.capabilities,
-      authority: AUTHORITY_NAMES.indexOf(authority),
-      heartbeatMs: config.heartbeatMs,
-      suspectMs: config.suspectMs,
-      leaseMs: config.leaseMs,
-      startMs: env.startMs,
-      seed: (config.seed + generation) >>> 0,
-    });
+    this.authorityName = authority;
+    /** @type {Core | null} null until the WebAssembly core is loaded */
+    this.core = null;
     this.channel = env.BroadcastChannel
       ? new Channel(env.BroadcastChannel, names.channel, (bytes) => this.step((core, now) => core.message(now, bytes)), counters)
       : null;
@@ -96,6 +90,22 @@ export class Runtime {
 
     if (lifecycle !== 'active') this.step((core, now) => core.lifecycle(now, lifecycle));
     if (!online) this.step((core, now) => core.plainEvent('offline', now));
+    whenLoaded(() => {
+      if (this.closed) return;
+      this.core = new Core({
+        id: config.id,
+        generation,
+        appVersion: config.appVersion,
+        capabilities: config.capabilities,
+        authority: AUTHORITY_NAMES.indexOf(authority),
+        heartbeatMs: config.heartbeatMs,
+        suspectMs: config.suspectMs,
+        leaseMs: config.leaseMs,
+        startMs: env.startMs,
+        seed: (config.seed + generation) >>> 0,
+      });
+      this.pump();
+    });
   }
 
   // ------------------------------------------------------------------ events in
@@ -105,7 +115,8 @@ export class Runtime {
    * @param {(core: Core, now: number) => import('./core.js').Effect[]} event
    */
   step(event) {
-    if (this.closed) return;
+    // A core that failed to load never comes: nothing to queue for.
+    if (this.closed || (!this.core && coreStatus().state === 'failed')) return;
     this.queue.push(event);
     this.pump();
   }
@@ -147,13 +158,18 @@ export class Runtime {
   dispose() {
     if (this.disposing || this.closed) return;
     this.disposing = true;
+    if (!this.core) {
+      // Nothing was requested or announced without a core: there is nothing to give back.
+      this.close();
+      return;
+    }
     this.step((core, now) => core.plainEvent('dispose', now));
   }
 
   // ------------------------------------------------------------------ the loop
 
   pump() {
-    if (this.pumping) return;
+    if (this.pumping || !this.core) return;
     this.pumping = true;
     try {
       for (;;) {
@@ -223,7 +239,7 @@ export class Runtime {
 
   /** Sets the one timer to the core's next deadline (or clears it when there is none). */
   arm() {
-    if (this.closed || this.timersFrozen) return;
+    if (this.closed || this.timersFrozen || !this.core) return;
     const at = this.core.nextDeadline();
     if (at === this.timerAt && this.timer !== null) return;
     this.disarm();
@@ -265,12 +281,14 @@ export class Runtime {
     this.disarm();
     this.channel?.close();
     this.locks?.dispose();
-    this.final = { metrics: this.core.metrics(), log: this.core.log(), authority: this.core.authority(), degraded: this.core.degraded() };
+    this.final = this.core
+      ? { metrics: this.core.metrics(), log: this.core.log(), authority: this.core.authority(), degraded: this.core.degraded() }
+      : { metrics: {}, log: [], authority: this.authorityName, degraded: false };
     if (this.inFlight === 0) this.free();
   }
 
   free() {
-    this.core.dispose();
+    this.core?.dispose();
     this.retire();
   }
 
@@ -283,34 +301,38 @@ export class Runtime {
   // ------------------------------------------------------------------ queries
 
   view(resource) {
-    return this.closed ? null : this.core.view(resource);
+    return this.closed || !this.core ? null : this.core.view(resource);
   }
 
   presence() {
-    return this.closed ? [] : this.core.presence(this.env.now());
+    return this.closed || !this.core ? [] : this.core.presence(this.env.now());
   }
 
   metrics() {
-    return this.closed ? this.final.metrics : this.core.metrics();
+    if (this.closed) return this.final.metrics;
+    return this.core ? this.core.metrics() : {};
   }
 
   log() {
-    return this.closed ? this.final.log : this.core.log();
+    if (this.closed) return this.final.log;
+    return this.core ? this.core.log() : [];
   }
 
   authority() {
-    return this.closed ? this.final.authority : this.core.authority();
+    if (this.closed) return this.final.authority;
+    return this.core ? this.core.authority() : this.authorityName;
   }
 
   degraded() {
-    return this.closed ? this.final.degraded : this.core.degraded();
+    if (this.closed) return this.final.degraded;
+    return this.core ? this.core.degraded() : false;
   }
 
   fenceAdmit(resource, epoch) {
-    return !this.closed && this.core.fenceAdmit(resource, epoch);
+    return !this.closed && !!this.core && this.core.fenceAdmit(resource, epoch);
   }
 
   fenceHighest(resource) {
-    return this.closed ? 0 : this.core.fenceHighest(resource);
+    return this.closed || !this.core ? 0 : this.core.fenceHighest(resource);
   }
 }

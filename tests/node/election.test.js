@@ -278,6 +278,7 @@ describe('election (Web Locks authority)', () => {
     assert.deepEqual(batons[0].support(), {
       webLocks: true, broadcastChannel: true, indexedDB: true, localStorage: true,
       authority: 'web-locks', reason: 'navigator.locks is available', mode: 'web-locks', degraded: false, degradedReason: null,
+      core: { state: 'ready', error: null },
     });
 
     const hooks = globalThis.__baton;

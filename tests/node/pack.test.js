@@ -14,15 +14,16 @@ const pkgDir = path.join(root, 'js-glue');
 const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
 const SCRIPT = `
-import { createBaton, leaderElection, requestLeadership, createLeaderElection, Fence } from 'tab-baton';
+import { createBaton, leaderElection, requestLeadership, createLeaderElection, Fence, ready } from 'tab-baton';
 import { createBrowser } from 'tab-baton/testing';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const until = async (ready) => { while (!ready()) await sleep(5); };
+const until = async (done) => { while (!done()) await sleep(5); };
 const browser = createBrowser();
 const tabs = ['a', 'b', 'c'].map((id) => browser.tab(id));
 const batons = tabs.map((tab) => createBaton({ namespace: 'scratch', id: tab.id, env: tab, heartbeatMs: 30 }));
 const handles = batons.map((b) => b.lead('job'));
+await ready; // the core loads on first use (from disk in Node)
 await until(() => handles[0].state() === 'leader');
 const first = handles.map((h) => h.state());
 const oldToken = handles[0].token();
@@ -55,13 +56,34 @@ plain.dispose();
 console.log(JSON.stringify({ first, second, staleRejected, answered, led, support, support2: leaderElection.support() }));
 `;
 
+const CJS_SCRIPT = `
+const { createBaton, ready } = require('tab-baton');
+const { createBrowser } = require('tab-baton/testing');
+const browser = createBrowser();
+const batons = ['a', 'b'].map((id) => createBaton({ namespace: 'cjs', id, env: browser.tab(id), heartbeatMs: 30 }));
+const handles = batons.map((b) => b.lead('job'));
+const before = handles.map((h) => h.state());
+const leading = () => handles.some((h) => h.state() === 'leader');
+ready.then(function poll() {
+  if (!leading()) return new Promise((r) => setTimeout(r, 10)).then(poll);
+  const out = { before, states: handles.map((h) => h.state()), core: batons[0].support().core };
+  batons.forEach((b) => b.dispose());
+  console.log(JSON.stringify(out));
+});
+`;
+
 test('npm pack -> install into an empty project -> import and run in Node', { timeout: 120_000 }, () => {
   assert.ok(existsSync(path.join(pkgDir, 'dist', 'index.js')), 'build first: node js-glue/build.mjs');
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'tab-baton-pack-'));
   try {
     const [packed] = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', scratch], pkgDir));
-    const files = packed.files.map((f) => f.path).sort();
-    assert.deepEqual(files, ['LICENSE', 'README.md', 'dist/index.js', 'dist/talk.js', 'dist/testing.js', 'index.d.ts', 'package.json', 'testing.d.ts']);
+    const files = packed.files.map((f) => f.path).filter((f) => !/^dist\/chunk-[A-Z0-9]+\.js$/.test(f)).sort();
+    assert.deepEqual(files, [
+      'LICENSE', 'README.md', 'awaforge.d.ts', 'broadcast-channel.d.ts',
+      'dist/awaforge.js', 'dist/baton-core.wasm', 'dist/broadcast-channel.js', 'dist/index.cjs', 'dist/index.d.cts', 'dist/index.js',
+      'dist/relay.js', 'dist/request-leadership.js', 'dist/talk.js', 'dist/testing.cjs', 'dist/testing.d.cts', 'dist/testing.js',
+      'index.d.ts', 'package.json', 'relay.d.ts', 'request-leadership.d.ts', 'testing.d.ts',
+    ]);
     const tarball = path.join(scratch, packed.filename);
 
     const project = path.join(scratch, 'project');
@@ -69,10 +91,7 @@ test('npm pack -> install into an empty project -> import and run in Node', { ti
     writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'scratch', private: true, type: 'module' }));
     run('npm', ['install', tarball, '--offline', '--no-audit', '--no-fund'], project);
     writeFileSync(path.join(project, 'main.js'), SCRIPT);
-    // The wasm is inside dist/index.js (base64 of "\\0asm..." starts with "AGFzbQ").
-    const bundle = run('cat', [path.join(project, 'node_modules', 'tab-baton', 'dist', 'index.js')], project);
-    assert.ok(bundle.includes('AGFzbQ'), 'the wasm binary is embedded');
-
+    writeFileSync(path.join(project, 'main.cjs'), CJS_SCRIPT);
     const out = JSON.parse(run(process.execPath, ['main.js'], project).trim().split('\n').pop());
     assert.deepEqual(out.first, ['leader', 'follower', 'follower']);
     assert.equal(out.second.filter((s) => s === 'leader').length, 1);
@@ -82,6 +101,12 @@ test('npm pack -> install into an empty project -> import and run in Node', { ti
     assert.equal(out.support.mode, 'broadcast');
     assert.equal(out.support.webLocks, false);
     assert.deepEqual(out.support2, { webLocks: false, broadcastChannel: true });
+
+    // require() in Node 20: the CommonJS entry reads the same wasm from disk.
+    const cjs = JSON.parse(run(process.execPath, ['main.cjs'], project).trim().split('\n').pop());
+    assert.deepEqual(cjs.before, ['follower', 'follower']);
+    assert.equal(cjs.states.filter((s) => s === 'leader').length, 1);
+    assert.deepEqual(cjs.core, { state: 'ready', error: null });
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }

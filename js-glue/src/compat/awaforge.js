@@ -99,4 +99,5 @@ function support() {
   return { webLocks, broadcastChannel };
 }
 
-export const leaderElection = Object.freeze({ create, support });
+// Pure: a bundle that does not use it drops it.
+export const leaderElection = /* @__PURE__ */ Object.freeze({ create, support });

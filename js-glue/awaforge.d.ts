@@ -1,0 +1,1 @@
+export { leaderElection } from './index.js';

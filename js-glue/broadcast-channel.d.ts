@@ -1,0 +1,1 @@
+export { createLeaderElection } from './index.js';

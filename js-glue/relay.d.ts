@@ -1,0 +1,1 @@
+export { createRelay, eventSourceSource, webSocketSource } from './index.js';

@@ -1,0 +1,1 @@
+export { requestLeadership } from './index.js';

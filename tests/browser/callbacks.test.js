@@ -1,0 +1,55 @@
+// In real Chromium: a user callback that blocks the main thread for 200 ms does not delay
+// the hand-over. The leader enters the bfcache (a persisted pagehide); its onChange('deposed')
+// listener blocks at least 200 ms (and until it sees, through a cookie, that another tab was
+// elected, at most 5 s). The next tab is elected before that callback ends, and the callback
+// ran after the pagehide handlers, not inside them. Ordering is by one clock (Date.now() of
+// one machine), not by durations.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer } from '../../web-demo/server.js';
+import { launchBrowser } from './harness.js';
+import { waitFor } from './demo-helpers.js';
+
+let server;
+let browser;
+
+before(async () => {
+  server = await startServer({ port: 0 });
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+const snap = (tab) => tab.page.evaluate(() => window.__tab.snapshot());
+
+async function openTab(ns, id, query = '') {
+  const tab = await browser.openTab(`${server.url}test-pages/tab.html?ns=${ns}&id=${id}&heartbeatMs=250${query}`);
+  await waitFor(() => tab.page.evaluate(() => Boolean(window.__tab)), { what: `${id} ready`, timeoutMs: 30000 });
+  return tab;
+}
+
+describe('callbacks and the hand-over', { timeout: 90000 }, () => {
+  it('a 200 ms blocking onChange in the leader does not delay the next tab', async () => {
+    const ns = `block-${process.pid}`;
+    const a = await openTab(ns, 'a', '&blockMs=200');
+    await waitFor(async () => (await snap(a)).state === 'leader', { what: 'a leads' });
+    const b = await openTab(ns, 'b');
+    await waitFor(async () => (await snap(b)).leader?.id === 'a', { what: 'b knows a leads' });
+
+    await a.page.evaluate(() => window.__tab.pagehide());
+    const bSnap = await waitFor(async () => { const s = await snap(b); return s.state === 'leader' && s; }, { what: 'b leads' });
+    const aSnap = await waitFor(async () => { const s = await snap(a); return s.blocked.length === 1 && s; }, { what: "a's blocking callback ended" });
+    const record = aSnap.blocked[0];
+    const elected = bSnap.events.find((e) => e.type === 'elected');
+    console.log(`  a's callback: ${record.end - record.start} ms (saw b elected: ${record.sawNext}); b elected ${elected.at - record.start} ms after it began`);
+    assert.equal(record.insidePagehide, false, 'the callback ran after the pagehide handlers returned');
+    assert.ok(record.end - record.start >= 200, 'the callback blocked at least 200 ms');
+    assert.ok(elected.at < record.end, `b was elected (${elected.at}) before a's blocking callback ended (${record.end})`);
+    assert.ok(elected.epoch > aSnap.events.find((e) => e.type === 'elected').epoch, 'with a newer term');
+    await a.page.close();
+    await b.page.close();
+  });
+});

@@ -1,0 +1,139 @@
+// A healthy Web Locks leader keeps leading through hostile frames of every kind (forged
+// claims, presence with real ids, abdicate requests, replays, malformed bytes), sent by a
+// same-origin "tab" with no Baton code; no frame moves the durable epoch floor, hides the
+// real tabs or vetoes the next leader. (A burst of 20 000 frames/s needs each tab in its own
+// process: three tabs in one Node process stall their own timers, and the core rightly
+// reads that as a stalled leader.)
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createBaton } from 'tab-baton';
+import { openTabs, sleep, waitFor } from './helpers/tabs.js';
+import { encodeFrame, hostileFrames } from '../browser/pages/forge.js';
+
+const RESOURCE = 'ws';
+// Long enough that a loaded machine's late timers do not read as a stalled leader (its
+// own stall check allows half a suspect timeout).
+const HEARTBEAT_MS = 500;
+const SUSPECT_MS = 3 * HEARTBEAT_MS;
+
+/** Three real tabs leading RESOURCE, a hostile channel, and the frames the real tabs sent. */
+async function group(t, namespace, heartbeatMs = HEARTBEAT_MS) {
+  const { browser, tabs } = openTabs(3);
+  const batons = tabs.map((tab) => createBaton({ namespace, id: tab.id, env: tab.env, heartbeatMs }));
+  const handles = batons.map((baton) => baton.lead(RESOURCE));
+  const evil = new browser.BroadcastChannel(`baton/${namespace}/v1`);
+  const captured = [];
+  evil.onmessage = (event) => captured.push(event.data);
+  t.after(() => {
+    evil.close();
+    for (const baton of batons) baton.dispose();
+  });
+  await waitFor(() => handles.filter((h) => h.state() === 'leader').length === 1 && handles.every((h) => h.leader()), { what: 'one leader everyone knows' });
+  const li = handles.findIndex((h) => h.state() === 'leader');
+  const leader = { index: li, id: batons[li].id, epoch: handles[li].token().epoch };
+  await waitFor(() => handles.every((h) => h.leader()?.id === leader.id), { what: 'every tab agrees' });
+  return { tabs, batons, handles, evil, captured, leader, ids: batons.map((b) => b.id) };
+}
+
+/** The leader still leads with its term, no tab stepped down or saw another leader. */
+function assertUndisturbed(g, before, label) {
+  const { handles, batons, leader } = g;
+  const why = batons[leader.index].log().filter((tr) => tr.from === 'leader').map((tr) => tr.reason);
+  assert.equal(handles[leader.index].state(), 'leader', `${label}: the leader still leads (stepped down: ${why.join(', ')})`);
+  assert.equal(handles[leader.index].token().epoch, leader.epoch, `${label}: with the same term`);
+  assert.equal(batons[leader.index].metrics().stepDowns, before[leader.index].stepDowns, `${label}: it never stepped down`);
+  handles.forEach((h, i) => {
+    assert.equal(h.leader()?.id, leader.id, `${label}: tab ${i} names the real leader`);
+    assert.equal(batons[i].metrics().termsWon, before[i].termsWon, `${label}: tab ${i} started no term`);
+  });
+}
+
+/** After the leader leaves, the next term comes at once, numbered right after the leader's. */
+async function assertNextTerm(g, label) {
+  const { handles, batons, leader } = g;
+  batons[leader.index].dispose();
+  const rest = handles.filter((_, i) => i !== leader.index);
+  const next = await waitFor(() => rest.find((h) => h.state() === 'leader'), { what: `${label}: a next leader`, timeoutMs: 20 * SUSPECT_MS });
+  assert.equal(next.token().epoch, leader.epoch + 1, `${label}: the epoch floor did not move (next term ${next.token().epoch})`);
+}
+
+/** Real tabs are seen as themselves (generation 1, their app version) by every other tab. */
+async function assertPresenceHonest(g, label) {
+  const { batons, ids } = g;
+  await waitFor(() => batons.every((b) => ids.filter((id) => id !== b.id).every((id) => {
+    const seen = b.presence().find((p) => p.id === id);
+    return seen && seen.generation === 1 && seen.appVersion === '0' && seen.liveness === 'alive';
+  })), { what: `${label}: every tab sees the real tabs as they are, within one suspect timeout`, timeoutMs: SUSPECT_MS + 4 * HEARTBEAT_MS });
+}
+
+const metricsOf = (g) => g.batons.map((b) => b.metrics());
+
+/**
+ * Kinds the core does not withstand yet (issue 9): run and reported as todo, not hidden.
+ * A forged presence with appVersion '999' makes the leader step down ('app-version') and
+ * no real tab may lead while it is seen; presence frames with the real ids at generation
+ * 2^32-1 make every later frame of the real tabs stale, so followers lose the leader.
+ */
+const PENDING = {
+  'appVersion 999': 'the core trusts any live candidate\'s app version (newestAppOnly): bound per sender pending in the core',
+  'presence of <tab> at generation 2^32-1': 'the core keeps the highest generation a frame claims: bound per sender pending in the core',
+};
+const kindOf = (label) => label.replace(/presence of \S+/, 'presence of <tab>');
+
+describe('hostile frames against a healthy Web Locks leader', () => {
+  const labels = hostileFrames({ resource: RESOURCE, leader: 'x', epoch: 1, ids: ['x', 'y', 'z'] }).map(([label]) => label);
+  const kinds = [...new Set(labels.map(kindOf)), 'replayed frame'];
+
+  /** Streams `frames` (4 per heartbeat each) for 3 suspect timeouts, then checks the leader. */
+  async function withstand(t, label, pick) {
+    const g = await group(t, `hostile-${label.replace(/\W+/g, '-')}`);
+    await sleep(2 * HEARTBEAT_MS); // capture some real frames to replay
+    const frames = hostileFrames({ resource: RESOURCE, leader: g.leader.id, epoch: g.leader.epoch, ids: g.ids, replays: g.captured.slice(0, 8) })
+      .filter(([frameLabel]) => pick(kindOf(frameLabel)));
+    assert.ok(frames.length > 0, `frames for ${label}`);
+    const before = metricsOf(g);
+    const sent = {};
+    const end = Date.now() + 3 * SUSPECT_MS;
+    while (Date.now() < end) {
+      for (const [frameLabel, bytes] of frames) {
+        g.evil.postMessage(bytes);
+        sent[kindOf(frameLabel)] = (sent[kindOf(frameLabel)] ?? 0) + 1;
+      }
+      await sleep(HEARTBEAT_MS / 4);
+    }
+    await sleep(HEARTBEAT_MS);
+    assertUndisturbed(g, before, label);
+    const after = metricsOf(g);
+    const malformed = Object.entries(sent).filter(([k]) => k.startsWith('malformed')).reduce((n, [, v]) => n + v, 0);
+    const li = g.leader.index;
+    console.log(`# ${label}: sent ${JSON.stringify(sent)}; at the leader: droppedMalformed +${after[li].droppedMalformed - before[li].droppedMalformed}, droppedForgedEpoch +${after[li].droppedForgedEpoch - before[li].droppedForgedEpoch}, epochConflicts +${after[li].epochConflicts - before[li].epochConflicts}, droppedStaleGeneration +${after[li].droppedStaleGeneration - before[li].droppedStaleGeneration}`);
+    for (let i = 0; i < after.length; i += 1) {
+      assert.ok(after[i].droppedMalformed - before[i].droppedMalformed >= malformed, `tab ${i} counted every malformed frame`);
+      if (sent['claim of 2^40']) assert.ok(after[i].droppedForgedEpoch - before[i].droppedForgedEpoch >= sent['claim of 2^40'], `tab ${i} dropped every claim of 2^40 as forged`);
+    }
+    if (Object.keys(sent).some((k) => k.startsWith('claim of epoch+1'))) {
+      assert.ok(after[li].epochConflicts > before[li].epochConflicts, 'the leader counted the conflicting claims');
+    }
+    if (Object.keys(sent).some((k) => k.startsWith('presence of'))) await assertPresenceHonest(g, label);
+    await assertNextTerm(g, label);
+  }
+
+  const withstood = kinds.filter((kind) => !PENDING[kind]);
+  test(`every kind at once (${withstood.join('; ')}): the leader keeps leading`, (t) => withstand(t, 'every kind', (kind) => !PENDING[kind]));
+  for (const kind of Object.keys(PENDING)) {
+    test(`${kind}: the leader keeps leading`, { todo: PENDING[kind] }, (t) => withstand(t, kind, (k) => k === kind));
+  }
+});
+
+// The encoder must match the core: a frame made here is accepted like a real one.
+test('forge.js speaks the wire format: a made-up tab shows up in presence', async (t) => {
+  const { browser, tabs } = openTabs(1);
+  const baton = createBaton({ namespace: 'forge', env: tabs[0].env, heartbeatMs: HEARTBEAT_MS });
+  const evil = new browser.BroadcastChannel('baton/forge/v1');
+  t.after(() => { evil.close(); baton.dispose(); });
+  evil.postMessage(encodeFrame({ kind: 'presence', sender: 'made-up', appVersion: '7', capabilities: ['c'] }));
+  const seen = await waitFor(() => baton.presence().find((p) => p.id === 'made-up'));
+  assert.equal(seen.appVersion, '7');
+  assert.deepEqual(seen.capabilities, ['c']);
+  assert.equal(baton.metrics().droppedMalformed, 0);
+});

@@ -1,0 +1,451 @@
+#include "boundary.h"
+
+#include <cmath>
+#include <cstring>
+#include <initializer_list>
+
+namespace baton::boundary {
+namespace {
+
+// Strict reader: any overrun or bad value sets ok = false and reads zeros from then on.
+class Reader {
+ public:
+  Reader(const uint8_t* p, size_t n) : p_(p), end_(p + n) {}
+  bool ok() const { return ok_; }
+  bool done() const { return ok_ && p_ == end_; }
+  void fail() { ok_ = false; }
+
+  bool take(size_t n) {
+    if (!ok_ || static_cast<size_t>(end_ - p_) < n) return ok_ = false;
+    return true;
+  }
+  uint8_t u8() {
+    if (!take(1)) return 0;
+    return *p_++;
+  }
+  uint8_t below(uint8_t limit) {
+    uint8_t v = u8();
+    if (v >= limit) fail();
+    return v;
+  }
+  bool flag() { return below(2) != 0; }
+  uint16_t u16() {
+    if (!take(2)) return 0;
+    uint16_t v = static_cast<uint16_t>(p_[0] | (p_[1] << 8));
+    p_ += 2;
+    return v;
+  }
+  uint32_t u32() {
+    uint32_t lo = u16();
+    return lo | (static_cast<uint32_t>(u16()) << 16);
+  }
+  double f64() {
+    if (!take(8)) return 0;
+    double v;
+    std::memcpy(&v, p_, 8);
+    p_ += 8;
+    return v;
+  }
+  // A time: any number but NaN (Infinity is a valid "never").
+  double time() {
+    double v = f64();
+    if (std::isnan(v)) fail();
+    return v;
+  }
+  // An epoch: an integer that JS numbers hold exactly.
+  uint64_t epoch() {
+    double v = f64();
+    if (!(v >= 0 && v <= static_cast<double>(kMaxEpoch) && v == std::floor(v))) {
+      fail();
+      return 0;
+    }
+    return static_cast<uint64_t>(v);
+  }
+  std::string str() {
+    size_t n = u16();
+    if (!take(n)) return {};
+    std::string s(reinterpret_cast<const char*>(p_), n);
+    p_ += n;
+    return s;
+  }
+  const uint8_t* bytes(size_t n) {
+    if (!take(n)) return nullptr;
+    const uint8_t* at = p_;
+    p_ += n;
+    return at;
+  }
+  bool header() { return u8() == kMagic && u8() == kVersion && ok_; }
+
+ private:
+  const uint8_t* p_;
+  const uint8_t* end_;
+  bool ok_ = true;
+};
+
+class Writer {
+ public:
+  Writer(uint8_t* p, size_t cap) : begin_(p), p_(p), end_(p + cap) {}
+  int length() const { return ok_ ? static_cast<int>(p_ - begin_) : -1; }
+
+  uint8_t* room(size_t n) {
+    if (!ok_ || static_cast<size_t>(end_ - p_) < n) {
+      ok_ = false;
+      return nullptr;
+    }
+    uint8_t* at = p_;
+    p_ += n;
+    return at;
+  }
+  void u8(uint8_t v) {
+    if (uint8_t* at = room(1)) *at = v;
+  }
+  void u16(size_t v) {
+    if (v > 0xffff) ok_ = false;
+    if (uint8_t* at = room(2)) {
+      at[0] = static_cast<uint8_t>(v);
+      at[1] = static_cast<uint8_t>(v >> 8);
+    }
+  }
+  void u32(uint32_t v) {
+    u16(v & 0xffff);
+    u16(v >> 16);
+  }
+  void f64(double v) {
+    if (uint8_t* at = room(8)) std::memcpy(at, &v, 8);
+  }
+  void bytes(const uint8_t* data, size_t n) {
+    u16(n);
+    if (uint8_t* at = room(n)) std::memcpy(at, data, n);
+  }
+  void str(const std::string& s) { bytes(reinterpret_cast<const uint8_t*>(s.data()), s.size()); }
+  void str(const char* s) { bytes(reinterpret_cast<const uint8_t*>(s), std::strlen(s)); }
+  // A placeholder count, filled in later with `set_u8`/`set_u16`.
+  uint8_t* mark(size_t n) { return room(n); }
+  void header() {
+    u8(kMagic);
+    u8(kVersion);
+  }
+
+ private:
+  uint8_t* begin_;
+  uint8_t* p_;
+  uint8_t* end_;
+  bool ok_ = true;
+};
+
+constexpr uint8_t kEventKinds = static_cast<uint8_t>(EventKind::dispose) + 1;
+constexpr uint8_t kRoles = 4;
+constexpr uint8_t kLivenesses = 4;
+constexpr uint8_t kAuthorities = 3;
+constexpr uint8_t kReasons = static_cast<uint8_t>(Reason::count_);
+
+LeaseRecord read_lease(Reader& r) {
+  LeaseRecord rec;
+  rec.present = r.flag();
+  if (!rec.present) return rec;
+  rec.owner = r.str();
+  rec.generation = r.u32();
+  rec.epoch = r.epoch();
+  rec.expires_ms = r.time();
+  return rec;
+}
+
+void write_lease(Writer& w, const LeaseRecord& rec) {
+  w.u8(rec.present ? 1 : 0);
+  if (!rec.present) return;
+  w.str(rec.owner);
+  w.u32(rec.generation);
+  w.f64(static_cast<double>(rec.epoch));
+  w.f64(rec.expires_ms);
+}
+
+// Policy flags of a join, one bit each.
+enum : uint8_t { kAllowHidden = 1, kPreferVisible = 2, kRequiresNetwork = 4, kNewestAppOnly = 8 };
+
+bool read_event(Reader& r, Event& e) {
+  if (!r.header()) return false;
+  e.kind = static_cast<EventKind>(r.below(kEventKinds));
+  e.now_ms = r.time();
+  switch (e.kind) {
+    case EventKind::message: {
+      e.size = r.u16();
+      e.data = r.bytes(e.size);
+      break;
+    }
+    case EventKind::join: {
+      e.resource = r.str();
+      e.policy.required_capability = r.str();
+      uint8_t flags = r.below(16);
+      e.policy.allow_hidden = flags & kAllowHidden;
+      e.policy.prefer_visible = flags & kPreferVisible;
+      e.policy.requires_network = flags & kRequiresNetwork;
+      e.policy.newest_app_only = flags & kNewestAppOnly;
+      break;
+    }
+    case EventKind::leave:
+    case EventKind::lock_granted:
+    case EventKind::lock_lost:
+    case EventKind::lock_unavailable:
+    case EventKind::lease_failed:
+    case EventKind::abdicate:
+    case EventKind::force_election:
+      e.resource = r.str();
+      break;
+    case EventKind::epoch_allocated:
+      e.resource = r.str();
+      e.epoch = r.epoch();
+      e.durable = r.flag();
+      break;
+    case EventKind::lease_result:
+      e.resource = r.str();
+      e.lease = read_lease(r);
+      break;
+    case EventKind::lifecycle:
+      e.lifecycle = static_cast<Lifecycle>(r.below(kLifecycleCount));
+      break;
+    case EventKind::tick:
+    case EventKind::online:
+    case EventKind::offline:
+    case EventKind::session_changed:
+    case EventKind::dispose:
+      break;
+  }
+  return r.done();
+}
+
+void write_effect(Writer& w, const Effect& fx) {
+  w.u8(static_cast<uint8_t>(fx.kind));
+  w.str(fx.resource);
+  switch (fx.kind) {
+    case EffectKind::broadcast:
+      w.bytes(fx.bytes.data(), fx.bytes.size());
+      break;
+    case EffectKind::lock_request:
+      w.u8(static_cast<uint8_t>(fx.lock_mode));
+      break;
+    case EffectKind::allocate_epoch:
+      w.f64(static_cast<double>(fx.epoch));
+      break;
+    case EffectKind::elected:
+    case EffectKind::deposed:
+      w.f64(static_cast<double>(fx.epoch));
+      w.u8(static_cast<uint8_t>(fx.reason));
+      break;
+    case EffectKind::lock_release:
+    case EffectKind::lease_try:
+    case EffectKind::leader_changed:
+      break;
+  }
+}
+
+bool same_view(const ResourceView& a, const ResourceView& b) {
+  return a.role == b.role && a.reason == b.reason && a.epoch == b.epoch && a.leader == b.leader &&
+         a.leader_epoch == b.leader_epoch && a.leader_since_ms == b.leader_since_ms &&
+         a.eligible == b.eligible;
+}
+
+void write_view(Writer& w, const ResourceView& v) {
+  w.u8(static_cast<uint8_t>(v.role));
+  w.u8(static_cast<uint8_t>(v.reason));
+  w.f64(static_cast<double>(v.epoch));
+  w.str(v.leader);
+  w.f64(static_cast<double>(v.leader_epoch));
+  w.f64(v.leader_since_ms);
+  w.u8(v.eligible ? 1 : 0);
+}
+
+// Counters in the order of Query::names' counter table.
+#define BATON_COUNTERS(X)                                   \
+  X(frames_sent, "framesSent")                              \
+  X(frames_received, "framesReceived")                      \
+  X(dropped_malformed, "droppedMalformed")                  \
+  X(dropped_oversized, "droppedOversized")                  \
+  X(dropped_foreign_version, "droppedForeignVersion")       \
+  X(dropped_stale_generation, "droppedStaleGeneration")     \
+  X(dropped_forged_epoch, "droppedForgedEpoch")             \
+  X(dropped_table_full, "droppedTableFull")                 \
+  X(duplicate_id, "duplicateId")                            \
+  X(ticks, "ticks")                                         \
+  X(elections, "elections")                                 \
+  X(triggers, "triggers")                                   \
+  X(terms_won, "termsWon")                                  \
+  X(step_downs, "stepDowns")                                \
+  X(steals, "steals")                                       \
+  X(abdicate_requests_sent, "abdicateRequestsSent")         \
+  X(lock_requests, "lockRequests")                          \
+  X(lease_attempts, "leaseAttempts")                        \
+  X(backoffs, "backoffs")                                   \
+  X(epoch_conflicts, "epochConflicts")                      \
+  X(clock_jumps, "clockJumps")                              \
+  X(storage_failures, "storageFailures")
+
+}  // namespace
+
+bool read_config(const uint8_t* in, size_t size, Config& c) {
+  Reader r(in, size);
+  if (!r.header()) return false;
+  c.id = r.str();
+  c.generation = r.u32();
+  c.app_version = r.str();
+  uint8_t n = r.below(static_cast<uint8_t>(wire::kMaxCapabilities + 1));
+  c.capabilities.clear();
+  for (uint8_t i = 0; i < n && r.ok(); ++i) c.capabilities.push_back(r.str());
+  c.authority = static_cast<Authority>(r.below(kAuthorities));
+  // NaN keeps the core's default (node.h); anything else must be a positive duration.
+  for (double* ms : {&c.heartbeat_ms, &c.suspect_ms, &c.lease_ms}) {
+    double v = r.f64();
+    if (std::isnan(v)) continue;
+    if (!(v > 0)) return false;
+    *ms = v;
+  }
+  c.start_ms = r.time();
+  c.seed = static_cast<uint64_t>(r.u32());
+  return r.done();
+}
+
+int write_names(uint8_t* out, size_t out_cap) {
+  Writer w(out, out_cap);
+  w.header();
+  w.u8(kRoles);
+  for (uint8_t i = 0; i < kRoles; ++i) w.str(to_string(static_cast<Role>(i)));
+  w.u8(kReasons);
+  for (uint8_t i = 0; i < kReasons; ++i) w.str(to_string(static_cast<Reason>(i)));
+  w.u8(kLifecycleCount);
+  for (uint8_t i = 0; i < kLifecycleCount; ++i) w.str(to_string(static_cast<Lifecycle>(i)));
+  w.u8(kLivenesses);
+  for (uint8_t i = 0; i < kLivenesses; ++i) w.str(to_string(static_cast<Liveness>(i)));
+  w.u8(kAuthorities);
+  for (uint8_t i = 0; i < kAuthorities; ++i) w.str(to_string(static_cast<Authority>(i)));
+  uint8_t* count = w.mark(1);
+  uint8_t n = 0;
+#define BATON_NAME(field, js) \
+  w.str(js);                  \
+  ++n;
+  BATON_COUNTERS(BATON_NAME)
+#undef BATON_NAME
+  if (count) *count = n;
+  return w.length();
+}
+
+int Session::step(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap) {
+  Reader r(in, in_size);
+  Event e;
+  if (!read_event(r, e)) return -1;
+  std::vector<Effect> effects = node_.step(e);
+
+  Writer w(out, out_cap);
+  w.header();
+  w.f64(node_.next_deadline());
+  w.u8(static_cast<uint8_t>(node_.authority()));
+  w.u8(node_.degraded() ? 1 : 0);
+  w.u16(effects.size());
+  for (const Effect& fx : effects) write_effect(w, fx);
+
+  // Views that changed since the glue was last told, and resources it must forget.
+  uint8_t* count = w.mark(1);
+  uint8_t changed = 0;
+  std::vector<std::pair<std::string, ResourceView>> now;
+  for (const std::string& name : node_.resources()) now.emplace_back(name, node_.view(name));
+  auto known = [](const std::vector<std::pair<std::string, ResourceView>>& list, const std::string& name) {
+    for (const auto& entry : list) {
+      if (entry.first == name) return &entry.second;
+    }
+    return static_cast<const ResourceView*>(nullptr);
+  };
+  for (const auto& entry : now) {
+    const ResourceView* before = known(told_, entry.first);
+    if (before && same_view(*before, entry.second)) continue;
+    w.u8(1);
+    w.str(entry.first);
+    write_view(w, entry.second);
+    ++changed;
+  }
+  for (const auto& entry : told_) {
+    if (known(now, entry.first)) continue;
+    w.u8(0);
+    w.str(entry.first);
+    ++changed;
+  }
+  if (count) *count = changed;
+  told_ = std::move(now);
+  return w.length();
+}
+
+int Session::ask(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap) {
+  Reader r(in, in_size);
+  if (!r.header()) return -1;
+  auto query = static_cast<Query>(r.below(static_cast<uint8_t>(Query::lease_decide) + 1));
+  if (!r.ok()) return -1;
+  Writer w(out, out_cap);
+  w.header();
+  switch (query) {
+    case Query::names:
+      if (!r.done()) return -1;
+      return write_names(out, out_cap);
+    case Query::presence: {
+      double now_ms = r.time();
+      if (!r.done()) return -1;
+      const auto& all = node_.presence().all();
+      w.u16(all.size());
+      for (const auto& [id, c] : all) {
+        w.str(id);
+        w.u32(c.generation);
+        w.u8(static_cast<uint8_t>(c.lifecycle));
+        w.u8(static_cast<uint8_t>(Presence::liveness(c, now_ms)));
+        w.str(c.app_version);
+        w.u8(static_cast<uint8_t>(c.capabilities.size()));
+        for (const std::string& cap : c.capabilities) w.str(cap);
+        w.f64(c.last_seen_ms);
+        w.f64(c.last_progress_ms);
+      }
+      break;
+    }
+    case Query::metrics: {
+      if (!r.done()) return -1;
+      const Metrics& m = node_.metrics();
+#define BATON_VALUE(field, js) w.f64(static_cast<double>(m.field));
+      BATON_COUNTERS(BATON_VALUE)
+#undef BATON_VALUE
+      for (uint64_t n : m.step_down_reasons) w.f64(static_cast<double>(n));
+      break;
+    }
+    case Query::log: {
+      if (!r.done()) return -1;
+      const auto& log = node_.log();
+      w.u16(log.size());
+      for (const Transition& t : log) {
+        w.f64(t.at_ms);
+        w.str(t.resource);
+        w.u8(static_cast<uint8_t>(t.from));
+        w.u8(static_cast<uint8_t>(t.to));
+        w.u8(static_cast<uint8_t>(t.reason));
+        w.f64(static_cast<double>(t.epoch));
+      }
+      break;
+    }
+    case Query::fence_admit: {
+      std::string resource = r.str();
+      uint64_t epoch = r.epoch();
+      if (!r.done()) return -1;
+      w.u8(node_.fence().admit(resource, epoch) == FenceVerdict::accepted ? 1 : 0);
+      break;
+    }
+    case Query::fence_highest: {
+      std::string resource = r.str();
+      if (!r.done()) return -1;
+      w.f64(static_cast<double>(node_.fence().highest(resource)));
+      break;
+    }
+    case Query::lease_decide: {
+      std::string resource = r.str();
+      LeaseRecord current = read_lease(r);
+      double now_ms = r.time();
+      if (!r.done()) return -1;
+      write_lease(w, node_.lease_decide(resource, current, now_ms));
+      break;
+    }
+  }
+  return w.length();
+}
+
+}  // namespace baton::boundary
