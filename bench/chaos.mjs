@@ -9,7 +9,7 @@ import { runChaos } from '../tests/browser/chaos.js';
 const seeds = Number(process.argv[2] ?? 3);
 const actions = Number(process.argv[3] ?? 60);
 const server = await startServer({ port: 0 });
-const totals = { actions: 0, handovers: 0, longestLeaderlessMs: 0, missed: 0, duplicates: 0, staleAccepted: 0, sameEpochOwners: 0, staleRejected: 0, accepted: 0 };
+const totals = { actions: 0, handovers: 0, longestLeaderlessMs: 0, missed: 0, duplicates: 0, staleAccepted: 0, sameEpochOwners: 0, staleRejected: 0, accepted: 0, openFailures: 0 };
 try {
   for (let seed = 1; seed <= seeds; seed += 1) {
     const f = await runChaos({ server, seed, actions });

@@ -138,6 +138,7 @@ constexpr uint8_t kRoles = 4;
 constexpr uint8_t kLivenesses = 4;
 constexpr uint8_t kAuthorities = 3;
 constexpr uint8_t kReasons = static_cast<uint8_t>(Reason::count_);
+constexpr uint8_t kDegradations = static_cast<uint8_t>(Degraded::storage_failed) + 1;
 
 LeaseRecord read_lease(Reader& r) {
   LeaseRecord rec;
@@ -230,6 +231,7 @@ void write_effect(Writer& w, const Effect& fx) {
     case EffectKind::deposed:
       w.f64(static_cast<double>(fx.epoch));
       w.u8(static_cast<uint8_t>(fx.reason));
+      w.u8(static_cast<uint8_t>(fx.degraded));
       break;
     case EffectKind::lock_release:
     case EffectKind::lease_try:
@@ -241,7 +243,7 @@ void write_effect(Writer& w, const Effect& fx) {
 bool same_view(const ResourceView& a, const ResourceView& b) {
   return a.role == b.role && a.reason == b.reason && a.epoch == b.epoch && a.leader == b.leader &&
          a.leader_epoch == b.leader_epoch && a.leader_since_ms == b.leader_since_ms &&
-         a.eligible == b.eligible;
+         a.degraded == b.degraded;
 }
 
 void write_view(Writer& w, const ResourceView& v) {
@@ -251,7 +253,7 @@ void write_view(Writer& w, const ResourceView& v) {
   w.str(v.leader);
   w.f64(static_cast<double>(v.leader_epoch));
   w.f64(v.leader_since_ms);
-  w.u8(v.eligible ? 1 : 0);
+  w.u8(static_cast<uint8_t>(v.degraded));
 }
 
 // Counters in the order of Query::names' counter table.
@@ -316,6 +318,8 @@ int write_names(uint8_t* out, size_t out_cap) {
   for (uint8_t i = 0; i < kLivenesses; ++i) w.str(to_string(static_cast<Liveness>(i)));
   w.u8(kAuthorities);
   for (uint8_t i = 0; i < kAuthorities; ++i) w.str(to_string(static_cast<Authority>(i)));
+  w.u8(kDegradations);
+  for (uint8_t i = 0; i < kDegradations; ++i) w.str(to_string(static_cast<Degraded>(i)));
   uint8_t* count = w.mark(1);
   uint8_t n = 0;
 #define BATON_NAME(field, js) \
@@ -337,9 +341,23 @@ int Session::step(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_ca
   w.header();
   w.f64(node_.next_deadline());
   w.u8(static_cast<uint8_t>(node_.authority()));
-  w.u8(node_.degraded() ? 1 : 0);
+  w.u8(static_cast<uint8_t>(node_.degradation()));
   w.u16(effects.size());
   for (const Effect& fx : effects) write_effect(w, fx);
+
+  // A view changes only with an effect (elected, deposed, leader-changed), a role change
+  // (a new transition in the log), or an event other than a frame or a tick: otherwise
+  // the glue's copies are still right, and the (costly) views are not computed.
+  const auto& log = node_.log();
+  const Transition* last = log.empty() ? nullptr : &log.back();
+  bool may_change = !effects.empty() || (e.kind != EventKind::message && e.kind != EventKind::tick) ||
+                    log.size() != log_size_ || last != log_back_;
+  log_size_ = log.size();
+  log_back_ = last;
+  if (!may_change) {
+    w.u8(0);
+    return w.length();
+  }
 
   // Views that changed since the glue was last told, and resources it must forget.
   uint8_t* count = w.mark(1);

@@ -9,7 +9,7 @@
 //   open   in:  config   (id, generation u32, appVersion, u8 n + capabilities, authority u8,
 //                          heartbeat, suspect, lease, start, seed: f64)
 //   step   in:  event    (kind u8, now f64, then by kind; see boundary.cc `read_event`)
-//          out: result   (next deadline f64, authority u8, degraded u8,
+//          out: result   (next deadline f64, authority u8, degradation u8,
 //                          u16 n + effects, u8 n + changed resource views)
 //   ask    in:  query    (kind u8, then by kind) out: its answer
 //
@@ -55,6 +55,9 @@ class Session {
  private:
   Node node_;
   std::vector<std::pair<std::string, ResourceView>> told_;
+  // The transition log as of the last step: a role change shows as a new entry.
+  size_t log_size_ = 0;
+  const Transition* log_back_ = nullptr;
 };
 
 // Decodes a config record; false when malformed.

@@ -250,7 +250,7 @@ function readNames() {
   begin();
   answer(M.ask(0, length()));
   const table = () => rlist(r8(), rstr);
-  return { roles: table(), reasons: table(), lifecycles: table(), liveness: table(), authorities: table(), counters: table() };
+  return { roles: table(), reasons: table(), lifecycles: table(), liveness: table(), authorities: table(), degradations: table(), counters: table() };
 }
 
 const registry =
@@ -270,6 +270,8 @@ const registry =
  * @property {number} [floor] `allocate-epoch`: the new epoch must exceed this.
  * @property {number} [epoch] `elected`, `deposed`: the term.
  * @property {string} [reason] `elected`, `deposed`: why.
+ * @property {string} [degraded] `elected`, `deposed`: why the term's epoch may repeat an
+ *   earlier one ('none' when it cannot).
  *
  * @typedef {object} LeaseRecord The lease record kept in IndexedDB, one per resource.
  * @property {string} owner
@@ -308,7 +310,8 @@ export class Core {
     this.views = new Map();
     this.deadline = Infinity;
     this.authorityCode = config.authority ?? 0;
-    this.isDegraded = false;
+    /** Degraded in types.h: the latest storage failure (0: none). */
+    this.degradation = 0;
     liveCores += 1;
     registry?.register(this, this.handle, this);
   }
@@ -332,7 +335,7 @@ export class Core {
     answer(M.step(this.handle, length()));
     this.deadline = rf64();
     this.authorityCode = r8();
-    this.isDegraded = r8() === 1;
+    this.degradation = r8();
     const count = r16();
     const effects = count === 0 ? NO_EFFECTS : new Array(count);
     for (let i = 0; i < count; i += 1) {
@@ -356,6 +359,7 @@ export class Core {
         case 6:
           effect.epoch = rf64();
           effect.reason = names.reasons[r8()];
+          effect.degraded = names.degradations[r8()];
           break;
         default:
           break;
@@ -376,7 +380,7 @@ export class Core {
         leader: rstr(),
         leaderEpoch: rf64(),
         leaderSince: rf64(),
-        eligible: r8() === 1,
+        degraded: names.degradations[r8()],
       });
     }
     return effects;
@@ -483,7 +487,7 @@ export class Core {
 
   view(resource) {
     if (!this.handle) return null;
-    return this.views.get(resource) ?? { role: 'follower', reason: 'none', epoch: 0, leader: '', leaderEpoch: 0, leaderSince: 0, eligible: false };
+    return this.views.get(resource) ?? { role: 'follower', reason: 'none', epoch: 0, leader: '', leaderEpoch: 0, leaderSince: 0, degraded: 'none' };
   }
 
   presence(now) {
@@ -535,7 +539,12 @@ export class Core {
   }
 
   degraded() {
-    return this.isDegraded;
+    return this.degradation !== 0;
+  }
+
+  /** @returns {string} the latest storage failure's kind ('none', 'not-durable', ...: types.cc). */
+  degradationKind() {
+    return names.degradations[this.degradation];
   }
 
   /** @returns {boolean} true when `epoch` is at least the highest seen for `resource` (then it becomes the highest). */

@@ -22,7 +22,7 @@ import { estimateBytes } from './relay-size.js';
 export const RELAY_PROTOCOL = 2;
 const KINDS = new Set(['lead', 'event', 'replay', 'replay?', 'logout', 'login']);
 const TERM_KINDS = new Set(['lead', 'event', 'replay', 'replay?']);
-export const MAX_NAME_CHARS = 64;
+const MAX_NAME_CHARS = 64;
 export const MAX_SESSION_CHARS = 256;
 const MAX_ID_CHARS = 256;
 /** A message of a term the core has not confirmed yet is held this long at most. */
@@ -135,6 +135,8 @@ export class RelayCore {
     /** @type {Array<{msg: any, at: number, bytes: number}>} messages not yet applicable, in order */
     this.held = [];
     this.heldBytes = 0;
+    /** sender -> how many of its messages are held */
+    this.heldFrom = new Map();
     /** The events delivered here, in order (a chain by `prev`), for replays. */
     this.history = [];
     this.historyBytes = 0;
@@ -248,7 +250,7 @@ export class RelayCore {
     }
     const verdict = this.confirmation(msg);
     // Replayed events check their own place (`prev`), so they never wait behind a gap.
-    if (verdict === 'wait' || (this.held.length > 0 && msg.kind !== 'replay')) this.hold(msg, now);
+    if (verdict === 'wait' || (this.heldFrom.has(msg.from) && msg.kind !== 'replay')) this.hold(msg, now);
     else this.apply(msg, now);
     this.flush(now);
     return this.take();
@@ -341,7 +343,7 @@ export class RelayCore {
     }
     if (this.held.length > 0) {
       const first = this.held[0];
-      at = Math.min(at, first.at + (this.gap ? GAP_MS : HOLD_MS) + 1);
+      at = Math.min(at, first.at + HOLD_MS + 1);
     }
     if (this.gap) at = Math.min(at, this.gap.askAt, this.gap.since + GAP_MS + 1);
     return at;
@@ -401,6 +403,7 @@ export class RelayCore {
 
   // ------------------------------------------------------------------ holding
 
+  /** Holds `msg` at the end of the queue, dropping the oldest held messages past maxBufferBytes. */
   hold(msg, now) {
     const bytes = sizeOfMessage(msg, this.maxDataBytes);
     if (bytes > this.maxBufferBytes) {
@@ -408,45 +411,74 @@ export class RelayCore {
       return;
     }
     while (this.heldBytes + bytes > this.maxBufferBytes && this.held.length > 0) {
-      const dropped = this.held.shift();
-      this.heldBytes -= dropped.bytes;
+      this.unhold(this.held.shift());
       this.counters.droppedBufferFull += 1;
     }
     this.held.push({ msg, at: now, bytes });
     this.heldBytes += bytes;
+    this.heldFrom.set(msg.from, (this.heldFrom.get(msg.from) ?? 0) + 1);
+  }
+
+  unhold(entry) {
+    this.heldBytes -= entry.bytes;
+    const left = this.heldFrom.get(entry.msg.from) - 1;
+    if (left > 0) this.heldFrom.set(entry.msg.from, left);
+    else this.heldFrom.delete(entry.msg.from);
   }
 
   dropHeld() {
-    this.held.length = 0;
+    this.held = [];
     this.heldBytes = 0;
+    this.heldFrom = new Map();
     this.gap = null;
   }
 
-  /** Applies held messages in order while they can be; expires what waited too long. */
+  /**
+   * Applies the held messages that now can be, in order per sender (a forger's held
+   * messages never delay the leader's); expires what waited too long.
+   */
   flush(now) {
-    while (this.held.length > 0 && this.active) {
-      const { msg, at, bytes } = this.held[0];
-      const verdict = this.confirmation(msg);
-      if (verdict === 'wait' && now - at <= HOLD_MS) break;
-      if (verdict === 'ok' && msg.kind === 'event') {
-        if (this.isGap(msg)) {
-          if (!this.gap) this.gap = { since: now, askAt: now };
-          if (now - this.gap.since <= GAP_MS) break;
-          // The gap could not be repaired in time: go on past it rather than stall.
-          this.counters.gapsSkipped += 1;
-          this.gap = null;
-        } else if (this.gap) {
-          this.counters.gapsRepaired += 1;
-          this.gap = null;
-        }
+    if (!this.active || this.held.length === 0) return;
+    const blocked = new Set();
+    const kept = [];
+    for (const entry of this.held) {
+      const { msg, at } = entry;
+      if (blocked.has(msg.from)) {
+        kept.push(entry);
+        continue;
       }
-      this.held.shift();
-      this.heldBytes -= bytes;
+      const verdict = this.confirmation(msg);
+      let wait = verdict === 'wait' && now - at <= HOLD_MS;
+      if (!wait && verdict === 'ok' && msg.kind === 'event') wait = this.gapStill(msg, now);
+      if (wait) {
+        blocked.add(msg.from);
+        kept.push(entry);
+        continue;
+      }
+      this.unhold(entry);
       if (verdict === 'ok') this.apply(msg, now, true);
       else this.counters[verdict === 'wait' ? 'droppedUnconfirmed' : 'staleDropped'] += 1;
     }
-    if (this.held.length === 0) this.gap = null;
+    this.held = kept;
+    if (this.gap && !kept.some((e) => e.msg.from === this.gap.from)) this.gap = null;
     if (this.gap && now >= this.gap.askAt) this.askReplay(now);
+  }
+
+  /** For a held event of a confirmed term: true while the gap before it may still be repaired. */
+  gapStill(msg, now) {
+    if (!this.isGap(msg)) {
+      if (this.gap && this.gap.from === msg.from) {
+        this.counters.gapsRepaired += 1;
+        this.gap = null;
+      }
+      return false;
+    }
+    if (!this.gap) this.gap = { since: now, askAt: now, epoch: msg.epoch, from: msg.from };
+    if (now - this.gap.since <= GAP_MS) return true;
+    // The gap could not be repaired in time: go on past it rather than stall.
+    this.counters.gapsSkipped += 1;
+    this.gap = null;
+    return false;
   }
 
   // ------------------------------------------------------------------ applying
@@ -480,7 +512,7 @@ export class RelayCore {
     if (!fromHeld && this.isGap(msg)) {
       this.counters.gapsDetected += 1;
       this.hold(msg, now);
-      this.gap = { since: now, askAt: now };
+      this.gap = { since: now, askAt: now, epoch: msg.epoch, from: msg.from };
       return;
     }
     this.checkFork(msg.epoch, prev);
@@ -546,9 +578,8 @@ export class RelayCore {
   /** Asks the leader of the held event's term for what lies between `last` and it. */
   askReplay(now) {
     this.gap.askAt = now + REPLAY_RETRY_MS;
-    const { epoch } = this.held[0].msg;
     this.counters.replayRequests += 1;
-    this.post({ kind: 'replay?', epoch, after: this.last });
+    this.post({ kind: 'replay?', epoch: this.gap.epoch, after: this.last });
   }
 
   /** A tab asks the leader of `msg.epoch` for the events after `msg.after`. */

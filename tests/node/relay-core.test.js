@@ -132,3 +132,11 @@ test('messages of another session, version or malformed are counted, never appli
   assert.deepEqual([core.counters.droppedForeignSession, core.counters.droppedForeignVersion, core.counters.droppedMalformed], [1, 1, 3]);
   assert.equal(core.last, null);
 });
+
+test('a forger\'s held message never delays the leader\'s events', () => {
+  const core = make();
+  core.confirm('L', 3, 0);
+  assert.deepEqual(core.message(event(4, 999, null, 'x', 'evil'), 1), []);
+  assert.deepEqual(delivered(core.message(event(3, 1, null), 2)), [1], 'not held behind evil');
+  assert.equal(core.stats().pending, 1);
+});

@@ -90,7 +90,7 @@ std::vector<Effect> Node::step(const Event& e) {
       break;
     case EventKind::dispose: on_dispose(now, out); break;
   }
-  if (!disposed_) run_due(now, out);
+  if (!disposed_) run_due(now, e.kind == EventKind::tick, out);
   // Only a tick may move the expected tick later: a frozen tab keeps handling
   // messages, and those steps must not hide that its timers stopped.
   double deadline = next_deadline();
@@ -106,7 +106,7 @@ double Node::next_deadline() const {
   return d;
 }
 
-void Node::run_due(double now, Effects& out) {
+void Node::run_due(double now, bool timer, Effects& out) {
   if (!said_hello_) {
     said_hello_ = true;
     send(frame(wire::Kind::hello), out);
@@ -118,6 +118,10 @@ void Node::run_due(double now, Effects& out) {
       evaluate(r, now, out);
     }
   }
+  // Heartbeats and presence refreshes are the timer's work alone: sent from any other
+  // step, they would move the deadline later without a tick, so the tick sequence they
+  // carry would stop rising while the timer kept being pushed back.
+  if (!timer) return;
   if (leads_anything() && now >= heartbeat_due_ms_) {
     send_heartbeat(now, out);
   } else if (now >= presence_due_ms_) {

@@ -235,7 +235,7 @@ class Node {
   void on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effects& out);
   void on_lifecycle(Lifecycle l, double now, Effects& out);
   void on_dispose(double now, Effects& out);
-  void run_due(double now, Effects& out);
+  void run_due(double now, bool timer, Effects& out);
 
   // Frame handlers.
   void on_claim(const wire::Frame& f, const wire::Claim& c, double now, Effects& out);
