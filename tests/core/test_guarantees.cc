@@ -356,3 +356,35 @@ TEST_CASE("storage: a hung lease transaction counts as a storage failure") {
   CHECK(a.degradation() == Degraded::storage_timeout);
   CHECK(a.view("sync").role == Role::follower);
 }
+
+TEST_CASE("liveness: a frame handled when the heartbeat is due leaves the heartbeat to the timer") {
+  Node a(config("a"));
+  lead(a, "ws", 0, 3);
+  auto heartbeats = [](const std::vector<Effect>& fx) {
+    std::vector<uint64_t> seqs;
+    for (const auto& e : fx) {
+      if (e.kind != EffectKind::broadcast) continue;
+      wire::Frame f;
+      REQUIRE(wire::decode(e.bytes.data(), e.bytes.size(), f) == wire::DecodeError::ok);
+      if (f.kind == wire::Kind::heartbeat) seqs.push_back(f.tick_seq);
+    }
+    return seqs;
+  };
+  wire::Frame b = peer("b");
+  uint64_t last_seq = 0;
+  int sent = 0;
+  for (int i = 0; i < 20; ++i) {
+    double due = a.next_deadline();
+    // A frame lands exactly when the timer is due, before it fires: whatever is due,
+    // the heartbeat waits for the timer.
+    b.tick_seq = 2 + i;
+    CHECK(heartbeats(deliver(a, due, b)).empty());
+    for (uint64_t seq : heartbeats(a.step(event(EventKind::tick, due + 0.01)))) {
+      CHECK(seq > last_seq);  // progress that followers can see
+      last_seq = seq;
+      ++sent;
+    }
+  }
+  CHECK(sent >= 10);
+  CHECK(a.view("ws").role == Role::leader);
+}

@@ -18,16 +18,17 @@ import { createBaton, leaderElection, requestLeadership, createLeaderElection, F
 import { createBrowser } from 'tab-baton/testing';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const until = async (done) => { while (!done()) await sleep(5); };
 const browser = createBrowser();
 const tabs = ['a', 'b', 'c'].map((id) => browser.tab(id));
 const batons = tabs.map((tab) => createBaton({ namespace: 'scratch', id: tab.id, env: tab, heartbeatMs: 30 }));
 const handles = batons.map((b) => b.lead('job'));
 await ready; // the core loads on first use (from disk in Node)
-await sleep(50);
+await until(() => handles[0].state() === 'leader');
 const first = handles.map((h) => h.state());
 const oldToken = handles[0].token();
 tabs[0].crash();
-await sleep(50);
+await until(() => handles.slice(1).some((h) => h.state() === 'leader'));
 const second = handles.slice(1).map((h) => h.state());
 const fence = new Fence();
 fence.check(handles.slice(1).find((h) => h.state() === 'leader').token()); // a's zombie still thinks it leads
@@ -79,9 +80,11 @@ test('npm pack -> install into an empty project -> import and run in Node', { ti
     const files = packed.files.map((f) => f.path).filter((f) => !/^dist\/chunk-[A-Z0-9]+\.js$/.test(f)).sort();
     assert.deepEqual(files, [
       'LICENSE', 'README.md', 'awaforge.d.ts', 'broadcast-channel.d.ts',
-      'dist/awaforge.js', 'dist/baton-core.wasm', 'dist/broadcast-channel.js', 'dist/index.cjs', 'dist/index.d.cts', 'dist/index.js',
-      'dist/relay.js', 'dist/request-leadership.js', 'dist/talk.js', 'dist/testing.cjs', 'dist/testing.d.cts', 'dist/testing.js',
-      'index.d.ts', 'package.json', 'relay.d.ts', 'request-leadership.d.ts', 'testing.d.ts',
+      'dist/awaforge.js', 'dist/baton-core.wasm', 'dist/broadcast-channel.js',
+      'dist/fenced-idb.cjs', 'dist/fenced-idb.d.cts', 'dist/fenced-idb.js', 'dist/index.cjs', 'dist/index.d.cts', 'dist/index.js',
+      'dist/relay.js', 'dist/request-leadership.js', 'dist/server.cjs', 'dist/server.d.cts', 'dist/server.js',
+      'dist/talk.js', 'dist/testing.cjs', 'dist/testing.d.cts', 'dist/testing.js',
+      'fenced-idb.d.ts', 'index.d.ts', 'package.json', 'relay.d.ts', 'request-leadership.d.ts', 'server.d.ts', 'testing.d.ts',
     ]);
     const tarball = path.join(scratch, packed.filename);
 

@@ -5,7 +5,7 @@
 //   baton_sim --seed 42 --mode lease     replays one run
 //   baton_sim --no-fence --expect-violation   proves the checks catch a stale owner
 //   baton_sim --trust-claims --expect "durable floor"   proves that check catches its bug
-//   baton_sim --seed 6 --mode broadcast --no-fence --write-scenario FILE
+//   baton_sim --seed 26 --mode broadcast --no-fence --write-scenario FILE
 //                                        writes the run as a scenario file (tests/core/testdata)
 #include <chrono>
 #include <cstdio>
@@ -72,7 +72,9 @@ bool write_scenario(const Args& a, Authority mode, const std::vector<std::string
   world.preamble = "# Written by baton_sim --seed " + std::to_string(a.seed) + " --mode " + mode_flag(mode) +
                    (a.fence ? "" : " --no-fence") + (a.steal ? "" : " --no-steal") +
                    (a.storage_works ? "" : " --storage-broken") +
-                   " --write-scenario:\n# the run's random faults as commands, replayed with the same network jitter.\n";
+                   " --write-scenario\n"
+                   "# (a run without hostile frames and store faults, as with --no-hostile --perfect-store):\n"
+                   "# the run's random faults as commands, replayed with the same network jitter.\n";
   world.command = "world seed=" + std::to_string(a.seed) + " authority=" + baton::to_string(mode) +
                   " jitter network-faults" + flags;
   script.steps.push_back(world);
@@ -162,7 +164,8 @@ int main(int argc, char** argv) {
       degraded_terms += r.degraded_terms;
       worst_gap = std::max(worst_gap, r.longest_leaderless_after_faults_ms);
       worst_stale = std::max(worst_stale, r.worst_stale_owner_ms);
-      bool expected = !r.violations.empty() && r.violations.front().find(a.expect) != std::string::npos;
+      bool expected =
+          a.expect_violation && !r.violations.empty() && r.violations.front().find(a.expect) != std::string::npos;
       if (!r.violations.empty()) {
         ++violations;
         if (expected) ++expected_violations;

@@ -570,18 +570,6 @@ void World::lock_request(Tab& t, const std::string& res, LockMode mode) {
     schedule_callback(t, granted, after, req.id);
     return;
   }
-  if (mode == LockMode::if_available) {
-    if (q.holder.tab < 0 && q.waiting.empty()) {
-      q.holder = req;
-      schedule_callback(t, granted, after, req.id);
-    } else {
-      Event none;
-      none.kind = EventKind::lock_unavailable;
-      none.resource = res;
-      schedule_callback(t, none, after, req.id);
-    }
-    return;
-  }
   q.waiting.push_back(req);
   grant_next(res);
 }
@@ -1005,6 +993,7 @@ bool World::holds_authority(const Tab& t, const std::string& res) const {
 }
 
 void World::check(double now) {
+  leading_.assign(tabs_.size(), false);
   for (const auto& res : resources_) {
     bool has_leader = false;
     for (const auto& t : tabs_) {
@@ -1014,6 +1003,7 @@ void World::check(double now) {
         continue;
       }
       bool leads = t->node->view(res).role == Role::leader;
+      if (leads) leading_[t->index] = true;
       // A tab whose lease storage failed runs broadcast-only, with that mode's bound.
       Authority a = t->node->authority();
       double stale_bound = a == Authority::web_locks ? 50 : a == Authority::lease ? 5000 / 3.0 + 50 : 3000 + 1000;
@@ -1042,6 +1032,19 @@ void World::check(double now) {
       } else {
         leaderless_since_.emplace(res, now);
       }
+    }
+  }
+  // Followers judge a leader by its tick sequence, which only its own timer advances: a
+  // running leader's timer must keep firing, whatever frames it handles meanwhile.
+  Config defaults;
+  for (auto& t : tabs_) {
+    uint64_t ticks = t->node->metrics().ticks;
+    if (!leading_[t->index] || ticks != t->ticks) {
+      t->ticks = ticks;
+      t->timer_seen_ms = now;
+    } else if (now - std::max(t->timer_seen_ms, t->thawed_ms) > 2.5 * defaults.heartbeat_ms) {
+      violation("liveness: " + t->id + " leads, but its own timer has not run for " +
+                std::to_string(now - std::max(t->timer_seen_ms, t->thawed_ms)) + " ms");
     }
   }
 }

@@ -155,6 +155,8 @@ class World {
     std::map<std::string, uint64_t> lock_request;  // the glue's current request per resource
     std::map<std::string, Role> roles;             // as last traced
     double thawed_ms = -1e18;      // when it last thawed (its timers were stopped before)
+    uint64_t ticks = 0;            // the node's tick count when last checked
+    double timer_seen_ms = 0;      // when its timer last ran while leading (or it led nothing)
     // Per resource: the store's last answer to this tab, and whether the monotonic
     // counter persisted it (not a lost write, a stale read or an answer below the floor).
     std::map<std::string, std::pair<uint64_t, bool>> last_answer;
@@ -278,6 +280,7 @@ class World {
   std::map<std::string, uint64_t> terms_won_;
   std::map<std::string, double> leaderless_since_;
   std::map<std::pair<int, std::string>, double> stale_since_;
+  std::vector<bool> leading_;  // per tab, during check(): leads some resource and runs
   Report report_;
 };
 

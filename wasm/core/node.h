@@ -50,6 +50,7 @@ struct Config {
   double steal_grace_ms = 200;        // after an abdicate request, before stealing
   double rank_stagger_ms = 150;       // each rank position waits this much longer
   double trigger_jitter_ms = 10;      // coalescing window for election triggers
+  double hello_window_ms = 150;       // broadcast-only: a leader answers a hello within this
   double backoff_base_ms = 250;
   double backoff_max_ms = 10000;
   double storage_timeout_ms = 1500;   // an epoch or lease answer later than this counts as failed
@@ -59,7 +60,7 @@ struct Config {
   Mutations mutations;
 };
 
-enum class LockMode : uint8_t { queue = 0, if_available = 1, steal = 2 };
+enum class LockMode : uint8_t { queue = 0, steal = 1 };
 
 // The lease record kept in IndexedDB, one per resource.
 struct LeaseRecord {
@@ -77,7 +78,7 @@ enum class EventKind : uint8_t {
   leave,                // stop competing for `resource` (relinquish)
   lock_granted,
   lock_lost,            // a held lock's request rejected (stolen)
-  lock_unavailable,     // an if_available request got nothing
+  lock_unavailable,     // the browser rejected a queued request
   epoch_allocated,      // the counter answered `epoch`; `durable` false when the glue had to
                         // use a copy that cannot guarantee monotonicity (a fallback store,
                         // a failed or aborted write): the term then runs degraded
@@ -191,7 +192,6 @@ class Node {
     uint64_t floor_epoch = 0;
     Degraded degraded = Degraded::none;  // own term
     double wake_ms = 0;            // next evaluation (coalesced triggers land here)
-    double joined_ms = 0;
     bool left = false;             // relinquished; kept only until a lease release commits
     bool named_successor = false;  // the last leader's goodbye named this tab
     std::string departed;          // that leader, whose lease release may still be committing
@@ -234,7 +234,7 @@ class Node {
   void on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effects& out);
   void on_lifecycle(Lifecycle l, double now, Effects& out);
   void on_dispose(double now, Effects& out);
-  void run_due(double now, Effects& out);
+  void run_due(double now, bool timer, Effects& out);
 
   // Frame handlers.
   void on_claim(const wire::Frame& f, const wire::Claim& c, double now, Effects& out);
@@ -287,6 +287,11 @@ class Node {
   bool leader_silent(const Resource& r, double now, double limit) const;
   // When a lease record stops being valid, as far as this tab can trust the clock.
   double lease_expiry(const Resource& r, const LeaseRecord& rec) const;
+  // When the owner of `rec` was last seen making progress (or first seen, if unknown).
+  double lease_owner_progress(const Resource& r, const LeaseRecord& rec) const;
+  // True when a valid record of another tab may be taken over: its owner said goodbye naming
+  // this tab, or it went silent for the suspect timeout and has not renewed since.
+  bool lease_takeover_allowed(const Resource& r, const LeaseRecord& rec, double now) const;
   // True when the tick this node asked for is overdue by more than half the suspect
   // timeout (at least a heartbeat): its timers are stopped (frozen) or throttled hard.
   // A follower asks a silent leader to abdicate a full suspect timeout after its last
