@@ -4,6 +4,7 @@
 //   relay.js, ...          request-leadership, broadcast-channel) costs only what it uses;
 //   talk.js                requests and leader state, imported on first use only
 //   testing.js             the in-memory fakes
+//   fenced-idb.js          fenced IndexedDB transactions; server.js (+ .cjs): the server fence
 //   index.cjs, testing.cjs CommonJS for require() in Node (one bundle each), with .d.cts types
 // Run after the wasm build:
 //   cmake --preset wasm && cmake --build --preset wasm && node js-glue/build.mjs
@@ -37,6 +38,9 @@ export const ENTRIES = {
   'request-leadership': path.join(src, 'compat', 'request-leadership.js'),
   'broadcast-channel': path.join(src, 'compat', 'broadcast-channel.js'),
   testing: path.join(src, 'testing', 'index.js'),
+  // Fenced effects where they land: an IndexedDB transaction, a server (Node, no wasm).
+  'fenced-idb': path.join(src, 'fenced-idb.js'),
+  server: path.join(src, 'server.js'),
   // Not public: requests and leader state, imported dynamically on first use (talk-lazy.js).
   talk: path.join(src, 'talk.js'),
 };
@@ -74,9 +78,10 @@ const cjs = {
 };
 await build({ ...cjs, entryPoints: [ENTRIES.index], outfile: path.join(dist, 'index.cjs') });
 await build({ ...cjs, entryPoints: [ENTRIES.testing], outfile: path.join(dist, 'testing.cjs') });
+for (const name of ['server', 'fenced-idb']) await build({ ...cjs, entryPoints: [ENTRIES[name]], outfile: path.join(dist, `${name}.cjs`) });
 // TypeScript reads a .d.ts next to a "type": "module" package as ESM; the CommonJS builds get
 // the same declarations as .d.cts (they import nothing, so a copy is exact).
-for (const name of ['index', 'testing']) copyFileSync(path.join(here, `${name}.d.ts`), path.join(dist, `${name}.d.cts`));
+for (const name of ['index', 'testing', 'server', 'fenced-idb']) copyFileSync(path.join(here, `${name}.d.ts`), path.join(dist, `${name}.d.cts`));
 
 const gz = (file) => gzipSync(readFileSync(file), { level: 9 }).length;
 for (const name of readdirSync(dist).sort()) {

@@ -127,7 +127,11 @@ export interface BatonOptions {
   authority?: 'auto' | Authority;
   /** The environment; default `globalThis`. */
   env?: BatonEnv;
-  /** Install {@link BatonTestHooks} on `globalThis.__baton`. Default false. */
+  /**
+   * Install {@link BatonTestHooks} on `globalThis.__baton`. Default false. Needs
+   * {@link enableTestHooks} called first (else a TypeError), so that apps that never use
+   * the hooks do not ship them.
+   */
   testHooks?: boolean;
   /** Seed of the core's jitter (tests); default random. */
   seed?: number;
@@ -474,6 +478,9 @@ export interface LeaderStateView<T = unknown> {
 }
 
 export function createBaton(options: BatonOptions): Baton;
+
+/** Makes `createBaton({ testHooks: true })` available (tests, demos). Idempotent. */
+export function enableTestHooks(): void;
 
 /** On `globalThis.__baton` with `testHooks: true`. */
 export interface BatonTestHooks {

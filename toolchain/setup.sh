@@ -7,7 +7,8 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 
-debian_packages=(emscripten doctest-dev cmake ninja-build clang libclang-rt-14-dev chromium)
+# postgresql: the server fence's race test runs against a real, throwaway PostgreSQL.
+debian_packages=(emscripten doctest-dev cmake ninja-build clang libclang-rt-14-dev chromium postgresql)
 
 missing=()
 for p in "${debian_packages[@]}"; do

@@ -109,7 +109,8 @@ try {
   showError(`could not load /tab-baton/index.js (${error.message}). Build the package first.`);
   throw error;
 }
-const { createBaton, createRelay, eventSourceSource } = pkg;
+const { createBaton, createRelay, eventSourceSource, enableTestHooks } = pkg;
+enableTestHooks(); // the end-to-end tests drive the demo through globalThis.__baton
 
 try {
   baton = createBaton({

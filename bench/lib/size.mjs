@@ -29,6 +29,7 @@ export const NOT_IN_APP = {
   'request-leadership compat': '"requestLeadership"',
   'broadcast-channel compat': 'baton.observe-only',
   'testing fakes': 'is already open',
+  'test hooks': 'presenceSnapshot',
 };
 
 const gz = (buf) => gzipSync(buf, { level: 9 }).length;

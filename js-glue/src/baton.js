@@ -22,7 +22,6 @@ import { Database } from './idb.js';
 import { authorityReason, chooseAuthority, isNodeWithoutEnv, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
 import { namesFor } from './names.js';
 import { watchLifecycle } from './lifecycle.js';
-import { installTestHooks } from './test-hooks.js';
 import { leaderState, loadTalk } from './talk-lazy.js';
 import { deposed, disposedError, reportError, staleOwner } from './errors.js';
 import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_LOG_CAPACITY } from './constants.js';
@@ -59,6 +58,18 @@ const LEAD_OPTIONS = ['eligible', 'preferVisible', 'run', 'serve', 'accept'];
 const TALK_OPTIONS = ['serve', 'accept'];
 const ELIGIBLE_OPTIONS = ['capability', 'hidden', 'network', 'newestAppOnly'];
 /** Transitions kept from earlier generations (bfcache restores). */
+
+/**
+ * Installs the test hooks on a Baton; set by `enableTestHooks()`, so that an app that never
+ * enables them does not ship them.
+ * @type {((baton: Baton) => {remove(): void}) | null}
+ */
+let testHooksInstaller = null;
+
+/** Called by `enableTestHooks()` (test-hooks.js). */
+export function setTestHooksInstaller(install) {
+  testHooksInstaller = install;
+}
 
 /** Internal access for the compatibility layers: public objects -> their internals. */
 const batons = new WeakMap();
@@ -98,6 +109,9 @@ function makeBaton(where, options, lockName) {
   const requested = oneOfOption(where, o, 'authority', ['auto', 'web-locks', 'lease', 'broadcast'], 'auto');
   const envSource = envOption(where, o);
   const testHooks = booleanOption(where, o, 'testHooks', false);
+  if (testHooks && !testHooksInstaller) {
+    throw new TypeError(`${where}: option "testHooks" needs the hooks enabled first: import { enableTestHooks } from 'tab-baton' and call enableTestHooks()`);
+  }
   const seed = numberOption(where, o, 'seed', { fallback: undefined, integer: true, max: 2 ** 32 - 1 }) ?? randomSeed();
 
   const env = resolveEnv(envSource);
@@ -133,7 +147,7 @@ function makeBaton(where, options, lockName) {
     dispose: () => baton.dispose(),
   });
   batons.set(api, baton);
-  if (testHooks) baton.hooks = installTestHooks(baton);
+  if (testHooks) baton.hooks = testHooksInstaller(baton);
   return api;
 }
 

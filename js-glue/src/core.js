@@ -14,38 +14,13 @@
  */
 import createBatonCore from '../../build/wasm/baton-core.js';
 import { instantiate } from './wasm-loader.js';
+import { EFFECT_KIND_NAMES, EventKind, LOCK_MODE_NAMES, Lifecycle } from './constants.js';
 
 /** Record header (boundary.h kMagic, kVersion). */
 const MAGIC = 0xbb;
 const VERSION = 1;
 /** Query in boundary.h. */
 const QUERY = { presence: 1, metrics: 2, log: 3, fenceAdmit: 4, fenceHighest: 5, leaseDecide: 6 };
-/** EventKind in wasm/core/node.h. */
-const EVENT = {
-  tick: 0,
-  message: 1,
-  join: 2,
-  leave: 3,
-  lock_granted: 4,
-  lock_lost: 5,
-  lock_unavailable: 6,
-  epoch_allocated: 7,
-  lease_result: 8,
-  lease_failed: 9,
-  lifecycle: 10,
-  online: 11,
-  offline: 12,
-  session_changed: 13,
-  abdicate: 14,
-  force_election: 15,
-  dispose: 16,
-};
-/** EffectKind in node.h, by numeric value. */
-const EFFECTS = ['broadcast', 'lock-request', 'lock-release', 'allocate-epoch', 'lease-try', 'elected', 'deposed', 'leader-changed'];
-/** LockMode in node.h, by numeric value. */
-const LOCK_MODES = ['queue', 'if-available', 'steal'];
-/** Lifecycle in types.h. */
-export const LIFECYCLE = { active: 0, hidden: 1, frozen: 2, restored: 3, closing: 4 };
 /** Policy flags of a join (boundary.cc). */
 const ALLOW_HIDDEN = 1;
 const PREFER_VISIBLE = 2;
@@ -341,7 +316,7 @@ export class Core {
     for (let i = 0; i < count; i += 1) {
       const kind = r8();
       /** @type {Effect} */
-      const effect = { kind: EFFECTS[kind], resource: rstr() };
+      const effect = { kind: EFFECT_KIND_NAMES[kind], resource: rstr() };
       switch (kind) {
         case 0: {
           const n = r16();
@@ -350,7 +325,7 @@ export class Core {
           break;
         }
         case 1:
-          effect.mode = LOCK_MODES[r8()];
+          effect.mode = LOCK_MODE_NAMES[r8()];
           break;
         case 3:
           effect.floor = rf64();
@@ -398,12 +373,12 @@ export class Core {
   // Events. Each returns the step's effects; a disposed core returns none.
 
   tick(now) {
-    return this.event(EVENT.tick, now) ? this.run() : NO_EFFECTS;
+    return this.event(EventKind.tick, now) ? this.run() : NO_EFFECTS;
   }
 
   /** @param {Uint8Array} frame a frame from the channel */
   message(now, frame) {
-    if (!this.event(EVENT.message, now)) return NO_EFFECTS;
+    if (!this.event(EventKind.message, now)) return NO_EFFECTS;
     bytes(frame);
     return this.run();
   }
@@ -413,7 +388,7 @@ export class Core {
    *   requiresNetwork: boolean, newestAppOnly: boolean}} policy
    */
   join(now, resource, policy) {
-    if (!this.event(EVENT.join, now)) return NO_EFFECTS;
+    if (!this.event(EventKind.join, now)) return NO_EFFECTS;
     str(resource);
     str(policy.requiredCapability ?? '');
     u8((policy.allowHidden ? ALLOW_HIDDEN : 0) | (policy.preferVisible ? PREFER_VISIBLE : 0)
@@ -423,13 +398,13 @@ export class Core {
 
   /** @param {'leave'|'lock_granted'|'lock_lost'|'lock_unavailable'|'lease_failed'|'abdicate'|'force_election'} kind */
   resourceEvent(kind, now, resource) {
-    if (!this.event(EVENT[kind], now)) return NO_EFFECTS;
+    if (!this.event(EventKind[kind], now)) return NO_EFFECTS;
     str(resource);
     return this.run();
   }
 
   epochAllocated(now, resource, epoch, durable) {
-    if (!this.event(EVENT.epoch_allocated, now)) return NO_EFFECTS;
+    if (!this.event(EventKind.epoch_allocated, now)) return NO_EFFECTS;
     str(resource);
     f64(epoch);
     u8(durable ? 1 : 0);
@@ -438,22 +413,22 @@ export class Core {
 
   /** @param {LeaseRecord | null} record the record now in the store */
   leaseResult(now, resource, record) {
-    if (!this.event(EVENT.lease_result, now)) return NO_EFFECTS;
+    if (!this.event(EventKind.lease_result, now)) return NO_EFFECTS;
     str(resource);
     lease(record);
     return this.run();
   }
 
-  /** @param {keyof typeof LIFECYCLE} state */
+  /** @param {keyof typeof Lifecycle} state */
   lifecycle(now, state) {
-    if (!this.event(EVENT.lifecycle, now)) return NO_EFFECTS;
-    u8(LIFECYCLE[state]);
+    if (!this.event(EventKind.lifecycle, now)) return NO_EFFECTS;
+    u8(Lifecycle[state]);
     return this.run();
   }
 
   /** @param {'tick'|'online'|'offline'|'session_changed'|'dispose'} kind */
   plainEvent(kind, now) {
-    return this.event(EVENT[kind], now) ? this.run() : NO_EFFECTS;
+    return this.event(EventKind[kind], now) ? this.run() : NO_EFFECTS;
   }
 
   /** @returns {number} when the next `tick` is due (Infinity: none). */

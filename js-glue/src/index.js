@@ -17,6 +17,7 @@ import { compatMetrics } from './compat/shared.js';
 
 export { load, ready } from './core.js';
 export { createBaton } from './baton.js';
+export { enableTestHooks } from './test-hooks.js';
 export { Fence } from './fence.js';
 export { StaleOwnerError, DeposedError } from './errors.js';
 export { leaderElection } from './compat/awaforge.js';

@@ -4,10 +4,19 @@
  * election, and a simulated freeze (lifecycle `frozen` and the tab's timer stopped, while
  * messages are still handled, as in a frozen Chromium tab) and restore.
  *
- * The last Baton created with hooks owns `__baton`; disposing it removes them.
+ * The last Baton created with hooks owns `__baton`; disposing it removes them. Apps call
+ * `enableTestHooks()` once before `createBaton({ testHooks: true })`: the hooks are not part
+ * of a bundle that never calls it.
  *
  * @module tab-baton/test-hooks
  */
+
+import { setTestHooksInstaller } from './baton.js';
+
+/** Makes `createBaton({ testHooks: true })` available. Idempotent. */
+export function enableTestHooks() {
+  setTestHooksInstaller(installTestHooks);
+}
 
 export function installTestHooks(baton) {
   const hooks = Object.freeze({

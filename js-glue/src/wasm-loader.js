@@ -26,6 +26,7 @@ const isNode = () => typeof process === 'object' && typeof process.versions?.nod
 /**
  * Compiles and instantiates the wasm.
  * @param {string | URL | Response | BufferSource | WebAssembly.Module | undefined} source
+ *   (anything else is taken for a Response)
  * @param {WebAssembly.Imports} imports
  * @returns {Promise<WebAssembly.Instance>}
  */
@@ -37,7 +38,9 @@ export async function instantiate(source, imports) {
       return (await WebAssembly.instantiate(source, imports)).instance;
     }
     let response = source;
-    if (typeof Response !== 'function' || !(source instanceof Response)) {
+    // A string or URL (not a Response): Node's Response and fetch are loaded lazily, and
+    // slowly, on first touch, so reading a file must not touch them.
+    if (source === undefined || typeof source === 'string' || source instanceof URL) {
       const url = source === undefined ? defaultWasmUrl() : new URL(String(source), globalThis.location?.href);
       where = url.href;
       if (url.protocol === 'file:' && isNode()) return (await WebAssembly.instantiate(await readFile(url), imports)).instance;

@@ -6,8 +6,8 @@
  * queued one (the core's `lock_request` semantics). A lock is held by returning a promise
  * from the grant callback and resolving it on release.
  *
- * Reported: a grant of the current request (`lock_granted`), an `ifAvailable` miss or a
- * queued request the browser rejected (`lock_unavailable`), the held lock's request
+ * Reported: a grant of the current request (`lock_granted`), a queued request the
+ * browser rejected (`lock_unavailable`), the held lock's request
  * rejecting, i.e. stolen (`lock_lost`). Not reported: our own aborts, and grants of
  * requests we no longer want, which are given back at once.
  *
@@ -28,7 +28,7 @@
  * @property {boolean} done released, replaced or settled: nothing more is reported
  * @property {boolean} aborted we aborted it ourselves
  * @property {AbortController | null} controller only for queued requests (the API forbids a
- *   signal with `steal` or `ifAvailable`)
+ *   signal with `steal`)
  * @property {(() => void) | null} unlock resolves the promise that holds the lock
  * @property {(() => void) | null} unmark releases the marker lock (or cancels its request)
  */
@@ -58,7 +58,7 @@ export class WebLocks {
   /**
    * Requests the lock for `resource`.
    * @param {string} resource
-   * @param {'queue'|'if-available'|'steal'} mode
+   * @param {'queue'|'steal'} mode
    */
   request(resource, mode) {
     if (this.disposed) return;
@@ -78,7 +78,6 @@ export class WebLocks {
     const req = { state: 'queued', done: false, aborted: false, controller: null, unlock: null, unmark: null };
     const options = {};
     if (mode === 'steal') options.steal = true;
-    else if (mode === 'if-available') options.ifAvailable = true;
     else {
       req.controller = new AbortController();
       options.signal = req.controller.signal;
@@ -89,11 +88,6 @@ export class WebLocks {
       if (req.done) {
         // Granted after we released or replaced the request: give it back now.
         this.counters.staleGrants += 1;
-        return undefined;
-      }
-      if (lock === null) {
-        this.finish(resource, req);
-        this.report('lock_unavailable', resource);
         return undefined;
       }
       req.state = 'held';
@@ -134,7 +128,7 @@ export class WebLocks {
 
   /**
    * Releases the held lock or withdraws the queued request for `resource`. A withdrawn
-   * `steal`/`ifAvailable` request cannot be aborted; if it is granted later, it is given back.
+   * `steal` request cannot be aborted; if it is granted later, it is given back.
    * @param {string} resource
    */
   release(resource) {

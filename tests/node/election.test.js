@@ -3,7 +3,7 @@
 // from a frozen leader, step-down signals, eligibility, lifecycle, bfcache, observability.
 import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createBaton, __internal } from 'tab-baton';
+import { createBaton, enableTestHooks, __internal } from 'tab-baton';
 import { leaderIndexes, openTabs, sleep, waitFor, watchLeaders } from './helpers/tabs.js';
 
 const FAST = { heartbeatMs: 40, suspectMs: 150 };
@@ -249,6 +249,7 @@ describe('election (Web Locks authority)', () => {
   });
 
   test('observability: presence, metrics, log, support, test hooks', async () => {
+    enableTestHooks();
     const { tabs } = openTabs(3);
     const batons = tabs.map((tab, i) => createBaton({
       namespace: 'app', id: tab.id, env: tab.env, ...FAST, appVersion: '2.1.0', testHooks: i === 0,

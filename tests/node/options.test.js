@@ -41,6 +41,8 @@ describe('option validation', () => {
     throwsNaming(() => createBaton({ ...ok, authority: 'lease' }), 'authority'); // no indexedDB in this env
     throwsNaming(() => createBaton({ ...ok, env: 5 }), 'env');
     throwsNaming(() => createBaton({ ...ok, testHooks: 'yes' }), 'testHooks');
+    // Nothing in this file calls enableTestHooks(): the hooks are not there to install.
+    throwsNaming(() => createBaton({ ...ok, testHooks: true }), 'testHooks');
     throwsNaming(() => createBaton({ ...ok, seed: -1 }), 'seed');
     throwsNaming(() => createBaton({ ...ok, heartbeatMS: 10 }), 'heartbeatMS'); // a typo is unknown
   });

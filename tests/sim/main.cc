@@ -72,7 +72,9 @@ bool write_scenario(const Args& a, Authority mode, const std::vector<std::string
   world.preamble = "# Written by baton_sim --seed " + std::to_string(a.seed) + " --mode " + mode_flag(mode) +
                    (a.fence ? "" : " --no-fence") + (a.steal ? "" : " --no-steal") +
                    (a.storage_works ? "" : " --storage-broken") +
-                   " --write-scenario:\n# the run's random faults as commands, replayed with the same network jitter.\n";
+                   " --write-scenario\n"
+                   "# (a run without hostile frames and store faults, as with --no-hostile --perfect-store):\n"
+                   "# the run's random faults as commands, replayed with the same network jitter.\n";
   world.command = "world seed=" + std::to_string(a.seed) + " authority=" + baton::to_string(mode) +
                   " jitter network-faults" + flags;
   script.steps.push_back(world);

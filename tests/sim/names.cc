@@ -42,7 +42,6 @@ const char* to_string(EffectKind k) {
 const char* to_string(LockMode m) {
   switch (m) {
     case LockMode::queue: return "queue";
-    case LockMode::if_available: return "if-available";
     case LockMode::steal: return "steal";
   }
   return "?";

@@ -572,18 +572,6 @@ void World::lock_request(Tab& t, const std::string& res, LockMode mode) {
     schedule_callback(t, granted, after, req.id);
     return;
   }
-  if (mode == LockMode::if_available) {
-    if (q.holder.tab < 0 && q.waiting.empty()) {
-      q.holder = req;
-      schedule_callback(t, granted, after, req.id);
-    } else {
-      Event none;
-      none.kind = EventKind::lock_unavailable;
-      none.resource = res;
-      schedule_callback(t, none, after, req.id);
-    }
-    return;
-  }
   q.waiting.push_back(req);
   grant_next(res);
 }

@@ -3,6 +3,7 @@
 import {
   createBaton,
   createLeaderElection,
+  enableTestHooks,
   Fence,
   leaderElection,
   load,
@@ -78,7 +79,8 @@ export async function orchestrator(): Promise<void> {
   fence.check({ resource: 'ws', epoch: 7 });
   console.log(admitted, fence.highest('ws'));
 
-  // Test hooks (testHooks: true).
+  // Test hooks (enableTestHooks(), then testHooks: true).
+  enableTestHooks();
   globalThis.__baton?.simulateFreeze({ event: false });
   console.log(globalThis.__baton?.leadershipState('ws')?.state);
 }

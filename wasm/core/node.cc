@@ -150,7 +150,6 @@ void Node::handle_clock(double now) {
     presence_.shift(delta);
     for (auto& [name, r] : resources_) {
       shift(r.wake_ms);
-      shift(r.joined_ms);
       shift(r.queued_ms);
       shift(r.leader_since_ms);
       shift(r.leaderless_since_ms);
@@ -232,7 +231,6 @@ void Node::on_join(const Event& e, Effects& out) {
     it = resources_.emplace(e.resource, Resource(config_.backoff_base_ms, config_.backoff_max_ms)).first;
     Resource& r = it->second;
     r.name = e.resource;
-    r.joined_ms = e.now_ms;
     // Broadcast-only has no authority to ask: wait one heartbeat to hear an existing
     // leader before taking over. The other modes ask their authority at once.
     double wait = config_.authority == Authority::broadcast ? std::min(config_.heartbeat_ms, config_.suspect_ms) : 0;

@@ -59,7 +59,7 @@ struct Config {
   Mutations mutations;
 };
 
-enum class LockMode : uint8_t { queue = 0, if_available = 1, steal = 2 };
+enum class LockMode : uint8_t { queue = 0, steal = 1 };
 
 // The lease record kept in IndexedDB, one per resource.
 struct LeaseRecord {
@@ -77,7 +77,7 @@ enum class EventKind : uint8_t {
   leave,                // stop competing for `resource` (relinquish)
   lock_granted,
   lock_lost,            // a held lock's request rejected (stolen)
-  lock_unavailable,     // an if_available request got nothing
+  lock_unavailable,     // the browser rejected a queued request
   epoch_allocated,      // the counter answered `epoch`; `durable` false when the glue had to
                         // use a copy that cannot guarantee monotonicity (a fallback store,
                         // a failed or aborted write): the term then runs degraded
@@ -191,7 +191,6 @@ class Node {
     uint64_t floor_epoch = 0;
     Degraded degraded = Degraded::none;  // own term
     double wake_ms = 0;            // next evaluation (coalesced triggers land here)
-    double joined_ms = 0;
     bool left = false;             // relinquished; kept only until a lease release commits
     bool named_successor = false;  // the last leader's goodbye named this tab
     std::string departed;          // that leader, whose lease release may still be committing

@@ -46,7 +46,6 @@ const char* to_string(Reason r) {
   switch (r) {
     case Reason::none: return "none";
     case Reason::startup: return "startup";
-    case Reason::eligible: return "eligible";
     case Reason::not_eligible: return "not-eligible";
     case Reason::lock_granted: return "lock-granted";
     case Reason::lock_lost: return "lock-lost";

@@ -1,8 +1,7 @@
-// Vocabulary shared by every part of the core: lifecycle, liveness, roles, reasons,
-// tokens. Plain enums and structs, no behaviour beyond naming.
+// Vocabulary shared by every part of the core: authorities, lifecycle, liveness, roles,
+// reasons. Plain enums, no behaviour beyond naming.
 #pragma once
 #include <cstdint>
-#include <string>
 
 namespace baton {
 
@@ -21,7 +20,6 @@ enum class Role : uint8_t { follower = 0, candidate = 1, leader = 2, stepping_do
 enum class Reason : uint8_t {
   none = 0,
   startup,
-  eligible,          // became eligible, joined the race
   not_eligible,      // policy says this tab may not lead now
   lock_granted,
   lock_lost,         // the held lock was stolen or broken
@@ -65,13 +63,6 @@ const char* to_string(Liveness l);
 const char* to_string(Role r);
 const char* to_string(Reason r);
 const char* to_string(Degraded d);
-
-// A leadership term for one resource. Epochs strictly increase per resource.
-struct Token {
-  std::string resource;
-  std::string owner;
-  uint64_t epoch = 0;
-};
 
 // Largest integer that crosses the JS boundary exactly as a double.
 constexpr uint64_t kMaxEpoch = (uint64_t{1} << 53) - 1;

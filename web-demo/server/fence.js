@@ -1,4 +1,5 @@
-// POST /fenced: a guarded side effect, fenced by epoch (DESIGN.md invariant 1).
+// POST /fenced: a guarded side effect, fenced by epoch (DESIGN.md invariant 1) with the
+// package's own server fence (tab-baton/server, ServerFence).
 //
 // Body: JSON {resource, epoch, owner, effect}. Per resource the highest accepted epoch is kept;
 // an attempt is accepted (200 {ok: true, highest}) if its epoch >= highest, else rejected with
@@ -8,11 +9,14 @@
 // The body is parsed as JSON whatever its content type, so navigator.sendBeacon (text/plain)
 // works too.
 
+import { ServerFence } from 'tab-baton/server';
+
 export const LOG_LIMIT = 5000;
 const MAX_BODY = 64 * 1024;
 
 export function createFence() {
-  let highest = new Map();
+  let fence = new ServerFence();
+  const resources = new Set();
   let log = [];
   let accepted = 0;
   let rejected = 0;
@@ -20,13 +24,15 @@ export function createFence() {
 
   /** Decides one attempt; pure apart from the fence state. Returns {status, body}. */
   function attempt({ resource, epoch, owner = null, effect = null }) {
-    if (typeof resource !== 'string' || resource === '' || typeof epoch !== 'number' || !Number.isFinite(epoch)) {
+    let ok;
+    try {
+      ok = fence.admit({ resource, epoch });
+    } catch {
       return { status: 400, body: { ok: false, error: 'BAD_REQUEST' } };
     }
-    const prev = highest.has(resource) ? highest.get(resource) : -Infinity;
-    const ok = epoch >= prev;
-    if (ok) { highest.set(resource, epoch); accepted++; } else { rejected++; }
-    const now = highest.get(resource);
+    resources.add(resource);
+    if (ok) accepted++; else rejected++;
+    const now = fence.highest(resource);
     log.push({ seq: ++seq, at: Date.now(), resource, epoch, owner, effect, ok, highest: now });
     if (log.length > LOG_LIMIT) log = log.slice(-LOG_LIMIT);
     return ok
@@ -65,9 +71,9 @@ export function createFence() {
     handle,
     attempt,
     stats: () => ({
-      fenced: { accepted, rejected, highest: Object.fromEntries(highest) },
+      fenced: { accepted, rejected, highest: Object.fromEntries([...resources].map((r) => [r, fence.highest(r)])) },
       log: log.slice(),
     }),
-    reset() { highest = new Map(); log = []; accepted = 0; rejected = 0; },
+    reset() { fence = new ServerFence(); resources.clear(); log = []; accepted = 0; rejected = 0; },
   };
 }

@@ -1,0 +1,34 @@
+/**
+ * `tab-baton/fenced-idb`: an app's read-write IndexedDB transaction that commits only if
+ * the token's epoch is still the newest its database has seen for the resource, checked
+ * and recorded inside the same transaction.
+ */
+
+/** The default name of the fence store. */
+export const FENCE_STORE: 'baton_fence';
+
+/** Creates the fence store; call it from the app's `onupgradeneeded`. Idempotent. */
+export function createFenceStore(db: IDBDatabase, storeName?: string): void;
+
+/** A refused transaction: `code` 'STALE_OWNER'; nothing was written. */
+export interface StaleOwnerError extends Error {
+  readonly name: 'StaleOwnerError';
+  readonly code: 'STALE_OWNER';
+  readonly resource: string;
+  readonly epoch: number;
+  readonly highest: number;
+}
+
+/**
+ * Runs `body(tx)` over `stores` (and the fence store) if `token.epoch` is at least the
+ * highest accepted for `token.resource`, recording it. `body` uses `tx` synchronously or
+ * from request callbacks. Resolves with its return value once committed; rejects with a
+ * {@link StaleOwnerError} or with what aborted the transaction.
+ */
+export function fencedTransaction<T>(
+  db: IDBDatabase,
+  token: { readonly resource: string; readonly epoch: number },
+  stores: string[],
+  body: (tx: IDBTransaction) => T,
+  options?: { fenceStore?: string },
+): Promise<T>;
