@@ -281,6 +281,12 @@ void Node::on_lock_lost(Resource& r, double now, Effects& out) {
 
 void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effects& out) {
   LeaseOp op = r.lease_op;
+  bool own_record = rec.present && rec.owner == config_.id && rec.generation == config_.generation;
+  if (op == LeaseOp::acquire && r.role == Role::candidate && own_record && rec.epoch <= r.floor_epoch) {
+    // An acquisition writes an epoch above every one this tab knew: an own record at or
+    // below that is the late answer of a transaction that timed out. Wait for this one.
+    return;
+  }
   r.lease_op = LeaseOp::none;
   lease_failures_ = 0;
   if (!same_record(rec, r.lease)) r.lease_seen_ms = now;
