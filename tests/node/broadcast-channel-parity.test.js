@@ -52,8 +52,7 @@ describe("broadcast-channel's leader-election behaviours, against the drop-in", 
 
   test('after the leader dies, another can become leader', async () => {
     const [a, b] = electors(2);
-    await a.elector.applyOnce();
-    assert.equal(a.elector.isLeader, true);
+    await waitFor(async () => (await a.elector.applyOnce()) === true, { what: 'a leads' });
     await a.elector.die();
     await waitFor(async () => (await b.elector.applyOnce()) === true, { what: 'b leads after a died' });
     assert.equal(b.elector.isLeader, true);
@@ -61,7 +60,7 @@ describe("broadcast-channel's leader-election behaviours, against the drop-in", 
 
   test("closing the leader's channel kills it, and another becomes leader", async () => {
     const [a, b] = electors(2);
-    await a.elector.applyOnce();
+    await waitFor(async () => (await a.elector.applyOnce()) === true, { what: 'a leads' });
     await a.channel.close();
     assert.equal(a.elector.isDead, true);
     await waitFor(async () => (await b.elector.applyOnce()) === true, { what: 'b leads after a closed' });
