@@ -18,7 +18,7 @@ export const SETTINGS = {
   bundle: true,
   format: 'esm',
   platform: 'browser',
-  target: 'es2020',
+  target: 'es2022', // top-level await in the pages (baton-init awaits load())
   minify: true,
   legalComments: 'none',
   logLevel: 'warning',

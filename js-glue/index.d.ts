@@ -218,7 +218,9 @@ export interface LeadHandle {
   onChange(fn: (change: LeadershipChange) => void): () => void;
   /**
    * Runs `fn` only while this tab leads with a term the fence admits; otherwise rejects
-   * with a {@link StaleOwnerError} (`code` 'STALE_OWNER') without running it.
+   * with a {@link StaleOwnerError} (`code` 'STALE_OWNER') without running it. A term whose
+   * epoch was not committed durably (degraded storage) rejects with an
+   * {@link EpochNotDurableError} (`code` 'EPOCH_NOT_DURABLE') without running it.
    */
   fenced<T>(fn: (token: Token, signal: AbortSignal) => T | PromiseLike<T>): Promise<T>;
   /**
@@ -299,8 +301,10 @@ export interface GlueCounters {
 export interface BatonMetrics extends CoreMetrics {
   /** The authority in use (a failing lease falls back to 'broadcast'). */
   mode: Authority;
-  /** Epochs not durable or storage failing. */
+  /** Epochs may repeat: storage failing or missing, a term's epoch not durable, or the authority fell back. */
   degraded: boolean;
+  /** Why, while degraded (see {@link DegradedReason}); null otherwise. */
+  degradedReason: DegradedReason | null;
   /** Bumped on each bfcache restore. */
   generation: number;
   /** The WebAssembly core's load; the core's counters are absent until it is 'ready'. */
@@ -377,9 +381,19 @@ export interface BatonSupport {
   /** The authority in use now. */
   mode: Authority;
   degraded: boolean;
+  degradedReason: DegradedReason | null;
   /** The WebAssembly core's load: until 'ready', no tab of this Baton can lead. */
   core: CoreStatus;
 }
+
+/**
+ * Why a Baton is degraded: no IndexedDB (`'indexeddb-unavailable'`), a storage operation that
+ * did not answer in time (`'storage-timeout'`) or failed (`'storage-failed:<DOMException name>'`),
+ * a store that answered below what it had committed (`'storage-inconsistent'`), a term running
+ * on an epoch that was not committed (`'epoch-not-durable'`), or a lease that fell back to
+ * broadcast-only (`'lease-fallback'`). Storage reasons clear at the next operation that commits.
+ */
+export type DegradedReason = string;
 
 /** This tab's participant in the elections of one namespace. */
 export interface Baton {
@@ -508,6 +522,15 @@ export interface BatonTestHooks {
 declare global {
   // eslint-disable-next-line no-var
   var __baton: BatonTestHooks | undefined;
+}
+
+/** Rejection of a guarded effect under an epoch that was not stored durably, so may repeat. */
+export interface EpochNotDurableError extends Error {
+  code: 'EPOCH_NOT_DURABLE';
+  resource: string;
+  epoch: number;
+  /** As in `metrics().degradedReason`. */
+  reason: string;
 }
 
 /**

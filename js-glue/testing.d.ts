@@ -186,6 +186,8 @@ export interface FakeIDBObjectStore {
 }
 
 export interface IndexedDBStats {
+  /** `open()` calls. */
+  opens: number;
   /** Transactions created. */
   transactions: number;
   committed: number;
@@ -195,22 +197,33 @@ export interface IndexedDBStats {
 
 /** One origin's IndexedDB, with test hooks. */
 export interface FakeIndexedDB {
-  /** Pass this as the `indexedDB` of the env option (a `FakeTab` of a browser made with `{indexedDB: true}` has it). */
+  /** Pass this as the `indexedDB` of the env option (every `FakeTab` of a `createBrowser()` has it). */
   readonly indexedDB: FakeIDBFactory;
-  /** While true, every request fails (an "UnknownError"), as a broken or full store would. */
-  fail(failing: boolean): void;
+  /** Injects a failure until `fail(false)` (`true`: `'error'`); hung and blocked operations then resume. */
+  fail(failure: boolean | IndexedDBFailure): void;
+  /** Deletes every database, as clearing the site's data does. */
+  clear(): void;
   /** A structured clone of the value under `key` in `store` of database `name`, or undefined. */
   peek(name: string, store: string, key: string): unknown;
   stats(): IndexedDBStats;
 }
+
+/**
+ * Failures `FakeIndexedDB.fail()` injects: every request fails (`'error'`), `open()` and
+ * `transaction()` throw (`'throw'`), transactions abort (`'abort'`), `open()` fails with a
+ * `VersionError` (`'version'`), nothing answers (`'hang'`), `open()` is blocked by an older
+ * connection (`'blocked'`), commits drop their writes (`'lost-write'`), `get` answers the
+ * value before the latest write (`'stale-read'`).
+ */
+export type IndexedDBFailure = 'error' | 'throw' | 'abort' | 'version' | 'hang' | 'blocked' | 'lost-write' | 'stale-read';
 
 export function createIndexedDB(): FakeIndexedDB;
 
 // ------------------------------------------------------------------ Browser
 
 /**
- * One simulated tab. `locks`, `BroadcastChannel` and `localStorage` have the
- * shape of tab-baton's `env` option.
+ * One simulated tab. `locks`, `BroadcastChannel`, `localStorage` and
+ * `indexedDB` have the shape of tab-baton's `env` option.
  */
 export interface FakeTab {
   /** The tab's client id, as in `locks.query()`. */
@@ -220,7 +233,7 @@ export interface FakeTab {
   readonly BroadcastChannel: FakeBroadcastChannelConstructor;
   /** The origin's storage, shared by all tabs. */
   readonly localStorage: FakeStorage;
-  /** The origin's IndexedDB, shared by all tabs; null unless the browser was made with `{indexedDB: true}`. */
+  /** The origin's IndexedDB, shared by all tabs; null when the browser was made with `{indexedDB: false}`. */
   readonly indexedDB: FakeIDBFactory | null;
   /**
    * Kills the tab like a renderer crash: its locks and queued requests vanish
@@ -236,14 +249,14 @@ export interface FakeBrowser {
   readonly BroadcastChannel: FakeBroadcastChannelConstructor;
   readonly hub: ChannelHub;
   readonly localStorage: FakeStorage;
-  /** The origin's IndexedDB and its test hooks, with `{indexedDB: true}`; else null. */
+  /** The origin's IndexedDB and its test hooks; null with `{indexedDB: false}`. */
   readonly indexedDB: FakeIndexedDB | null;
   /** Opens a tab; `id` must be unique among live tabs (default: a random UUID). */
   tab(id?: string): FakeTab;
 }
 
 export interface BrowserOptions extends ChannelHubOptions {
-  /** Give the origin an in-memory IndexedDB, so that tabs can run the lease mode. Default false. */
+  /** Give the origin an in-memory IndexedDB (default true). Without it no epoch is durable: every term runs degraded. */
   indexedDB?: boolean;
 }
 

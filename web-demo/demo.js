@@ -23,7 +23,7 @@ const num = (key, fallback) => {
   return params.has(key) && Number.isFinite(value) && value > 0 ? value : fallback;
 };
 const ns = params.get('ns') || 'demo';
-const myId = params.get('id') || `tab-${Math.random().toString(16).slice(2, 6)}`;
+const myId = params.get('id') || `${nextTabName(ns)}-${Math.random().toString(16).slice(2, 6)}`;
 const heartbeatMs = num('heartbeatMs', 1000);
 const suspectMs = num('suspectMs', 3 * heartbeatMs);
 const leaseMs = num('leaseMs', 5000);
@@ -33,6 +33,24 @@ const refreshMs = num('refreshMs', 4000);
 const prepareMs = num('prepareMs', 300);
 const authority = params.get('authority') || 'auto';
 const wallNow = () => performance.timeOrigin + performance.now();
+
+/**
+ * Tabs are named A, B, C... in the order they open (a counter in localStorage; Z is followed
+ * by A2). The name is the start of the tab's id, so every tab reads every other tab's name
+ * (and colour, and home resource) from its id alone. Ids without a name (the tests' t1, t2)
+ * keep a hashed colour and have no home resource.
+ */
+function nextTabName(namespace) {
+  let n = Math.floor(Math.random() * 26);
+  try {
+    const key = `baton-demo/${namespace}/tabs-opened`;
+    n = Number(localStorage.getItem(key)) || 0;
+    localStorage.setItem(key, String(n + 1));
+  } catch {
+    // Storage blocked: a random letter.
+  }
+  return `${String.fromCharCode(65 + (n % 26))}${n >= 26 ? Math.floor(n / 26) + 1 : ''}`;
+}
 
 // --------------------------------------------------------------- environment restrictions
 // Applied before the package loads, so that it sees the browser as restricted.
@@ -136,8 +154,10 @@ function watch(resource, handle) {
       electedAt[resource] = wallNow();
       elections.push({ resource, epoch: change.token.epoch, at: electedAt[resource], reason: change.reason });
       note(`${resource}: this tab leads (epoch ${change.token.epoch}, ${change.reason})`, 'lead');
+      lastReason[resource] ??= change.reason;
     } else if (change.type === 'deposed') {
       deposedAt[resource] = wallNow();
+      lastReason[resource] ??= `${shortName(myId)} stepped down: ${change.reason}`;
       note(`${resource}: this tab stepped down (${change.reason})`, 'down');
     } else if (change.type === 'leader-changed' && !(change.leader && change.leader.isMe)) {
       note(change.leader ? `${resource}: ${change.leader.id} leads (epoch ${change.leader.epoch})` : `${resource}: no leader (it left)`, change.leader ? 'tr' : 'down');
@@ -294,6 +314,59 @@ watch(
   }),
 );
 
+// --------------------------------------------------------------- spreading the resources
+
+// Each named tab has a home resource (A: websocket-owner, B: sse-relay, C: token-refresh, D:
+// websocket-owner...). A tab leading another tab's home resource hands it over (abdicates)
+// once that tab is here, so a newcomer sees different leaders per resource at once.
+const homeOf = (id) => {
+  const index = tabIndex(id);
+  return index === null ? null : RESOURCES[index % RESOURCES.length];
+};
+const handedOver = new Set();
+const lastReason = {};
+function spreadResources() {
+  if (simulatedFreeze) return;
+  for (const resource of RESOURCES) {
+    const handle = handles[resource];
+    if (!handle || handle.state() !== 'leader' || homeOf(myId) === resource) continue;
+    const home = baton.presence().find((p) => homeOf(p.id) === resource && p.liveness === 'alive' && p.lifecycle === 'active');
+    if (!home || handedOver.has(`${resource}/${home.id}`)) continue;
+    handedOver.add(`${resource}/${home.id}`);
+    lastReason[resource] = `${shortName(myId)} handed it over: it is ${shortName(home.id)}'s home resource`;
+    note(`${resource}: handing over to ${shortName(home.id)}, whose home resource it is`, 'tr');
+    handle.abdicate();
+  }
+}
+setInterval(spreadResources, 500);
+
+// --------------------------------------------------------------- the timeline
+
+/** Per resource, who led (as this tab knew it) and from when: the last TIMELINE_MS. */
+const TIMELINE_MS = 60000;
+const timeline = Object.fromEntries(RESOURCES.map((r) => [r, []]));
+function trackLeaders() {
+  const now = wallNow();
+  const present = new Set(baton.presence().map((p) => p.id));
+  for (const resource of RESOURCES) {
+    const info = handles[resource]?.leader() ?? null;
+    const leader = info ? info.id : null;
+    const segments = timeline[resource];
+    const last = segments[segments.length - 1];
+    if (last && last.leader === leader && last.epoch === (info ? info.epoch : 0)) continue;
+    if (last) last.to = now;
+    let why = 'between terms';
+    if (leader) {
+      // The reason this tab knows (its own term, its own hand-over), else what it can see.
+      why = lastReason[resource] ?? (!last ? 'first seen' : last.leader && last.leader !== myId && !present.has(last.leader) ? `${shortName(last.leader)} left` : 'took over');
+      delete lastReason[resource];
+    }
+    segments.push({ leader, epoch: info ? info.epoch : 0, from: now, to: null, why });
+    while (segments.length > 1 && segments[1].from < now - TIMELINE_MS) segments.shift();
+  }
+}
+setInterval(trackLeaders, 200);
+
 // --------------------------------------------------------------- controls
 
 for (const card of document.querySelectorAll('.resource')) {
@@ -331,13 +404,25 @@ function restore() {
 // --------------------------------------------------------------- rendering
 
 const escape = (s) => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+/** Named tabs (A, B, ...) take these in turn: far apart on the colour wheel, then again. */
+const PALETTE = [215, 8, 135, 275, 38, 178, 325, 95];
+function tabIndex(id) {
+  const m = /^([A-Z])(\d*)-/.exec(String(id));
+  return m ? m[1].charCodeAt(0) - 65 + 26 * (m[2] ? Number(m[2]) - 1 : 0) : null;
+}
+function shortName(id) {
+  const m = /^([A-Z]\d*)-/.exec(String(id));
+  return m ? m[1] : String(id);
+}
 function hue(id) {
+  const index = tabIndex(id);
+  if (index !== null) return PALETTE[index % PALETTE.length];
   let h = 0x811c9dc5; // FNV-1a, then spread by the golden angle: t1, t2, t3 get distinct colours
   for (const c of String(id)) h = Math.imul(h ^ c.charCodeAt(0), 0x01000193) >>> 0;
   return Math.round((h % 1000) * 137.508) % 360;
 }
-const colour = (id) => `hsl(${hue(id)} 70% 45%)`;
-const tabTag = (id) => `<span class="tab-tag" style="--tab:${colour(id)}"><i></i>${escape(id)}</span>${id === myId ? ' <em>(this tab)</em>' : ''}`;
+const colour = (id) => `hsl(${hue(id)} 70% ${tabIndex(id) !== null && tabIndex(id) >= PALETTE.length ? 32 : 45}%)`;
+const tabTag = (id) => `<span class="tab-tag" style="--tab:${colour(id)}" title="${escape(id)}"><i></i>${escape(shortName(id))}</span>${id === myId ? ' <em>(this tab)</em>' : ''}`;
 const ago = (ms) => (ms < 1000 ? 'now' : ms < 60000 ? `${Math.round(ms / 1000)} s ago` : `${Math.round(ms / 60000)} min ago`);
 const pad = (n, w = 2) => String(n).padStart(w, '0');
 /** hh:mm:ss.mmm local time (no Intl: formatting must stay cheap, it runs on every render). */
@@ -398,19 +483,47 @@ function scheduleRender() {
   }, 150);
 }
 
+/** Who led each resource over the last minute, as bars coloured by tab, and the last changes. */
+function renderTimeline(now) {
+  const start = now - TIMELINE_MS;
+  const pct = (t) => `${(((Math.max(t, start) - start) / TIMELINE_MS) * 100).toFixed(2)}%`;
+  const rows = RESOURCES.map((resource) => {
+    const bars = timeline[resource]
+      .filter((seg) => seg.leader && (seg.to ?? now) > start)
+      .map((seg) => {
+        const to = seg.to ?? now;
+        const width = (((to - Math.max(seg.from, start)) / TIMELINE_MS) * 100).toFixed(2);
+        return `<span class="seg" style="left:${pct(seg.from)};width:${width}%;--tab:${colour(seg.leader)}" title="${escape(`${shortName(seg.leader)} led from ${time(seg.from)} (epoch ${seg.epoch}): ${seg.why}`)}">${escape(shortName(seg.leader))}</span>`;
+      })
+      .join('');
+    return `<div class="tl-row"><span class="tl-name">${escape(resource)}</span><span class="tl-track">${bars}</span></div>`;
+  });
+  setHtml(document.getElementById('timeline-rows'), rows.join(''));
+  const changes = RESOURCES.flatMap((resource) => timeline[resource].map((seg) => ({ resource, ...seg })))
+    .sort((a, b) => b.from - a.from)
+    .slice(0, 6);
+  setHtml(
+    document.getElementById('timeline-changes'),
+    changes
+      .map((c) => `<li><time>${time(c.from)}</time> <b>${escape(c.resource)}</b> → ${c.leader ? tabTag(c.leader) : '<span class="muted">nobody</span>'}${c.epoch ? ` <span class="muted">epoch ${c.epoch}</span>` : ''}: ${escape(c.why)}</li>`)
+      .join(''),
+  );
+}
+
 function render() {
   if (!baton) return;
   watchRelayHandle();
   if (document.visibilityState === 'hidden') return; // nobody sees it; rendered again when visible
   const now = wallNow();
   const metrics = baton.metrics();
-  document.getElementById('me-id').textContent = myId;
+  document.getElementById('me-id').textContent = shortName(myId);
+  document.getElementById('me-id').title = myId;
   document.getElementById('me-swatch').style.background = colour(myId);
   document.getElementById('me-lifecycle').textContent = lifecycleText();
   document.getElementById('me-mode').textContent = metrics.mode;
   document.getElementById('me-ns').textContent = ns;
   document.getElementById('me-degraded').hidden = !metrics.degraded;
-  document.title = `${RESOURCES.some((r) => handles[r]?.state() === 'leader') ? '★ ' : ''}Baton · ${myId}`;
+  document.title = `${RESOURCES.some((r) => handles[r]?.state() === 'leader') ? '★ ' : ''}Baton · ${shortName(myId)}`;
 
   const leads = {};
   for (const resource of RESOURCES) {
@@ -462,6 +575,8 @@ function render() {
       })
       .join(''),
   );
+
+  renderTimeline(now);
 
   // Log: Baton's transitions and this page's notes, newest first.
   const entries = [

@@ -18,12 +18,14 @@
  */
 import { Runtime } from './runtime.js';
 import { coreStatus } from './core.js';
-import { Database } from './idb.js';
+import { Database, STORAGE_TIMEOUT_MS } from './idb.js';
+import { EpochStore } from './epoch-store.js';
+import { StorageHealth } from './storage-health.js';
 import { authorityReason, chooseAuthority, isNodeWithoutEnv, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
 import { namesFor } from './names.js';
 import { watchLifecycle } from './lifecycle.js';
 import { leaderState, loadTalk } from './talk-lazy.js';
-import { deposed, disposedError, reportError, staleOwner } from './errors.js';
+import { deposed, disposedError, epochNotDurable, reportError, staleOwner } from './errors.js';
 import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_LOG_CAPACITY } from './constants.js';
 import {
   LIMITS,
@@ -204,13 +206,12 @@ class Baton {
     this.generation = 1;
     this.disposed = false;
     this.suspended = false;
-    this.everDegraded = false;
     this.history = [];
     this.hooks = null;
     /** @type {Array<() => void>} app callbacks not yet run (see `later`) */
     this.callbacks = [];
     this.callbacksScheduled = false;
-    this.database = env.indexedDB ? new Database(env.indexedDB, names.database) : null;
+    this.storage = this.openStorage();
     this.lifecycleState = 'active';
     this.watch = watchLifecycle(env, {
       lifecycle: (state) => this.onLifecycle(state),
@@ -222,6 +223,29 @@ class Baton {
     this.runtime = this.startRuntime();
   }
 
+  /** The database, the epoch counter and their health, shared by every generation. */
+  openStorage() {
+    const { env, names, config, counters } = this;
+    const database = env.indexedDB
+      ? new Database({ indexedDB: env.indexedDB, name: names.database, timeoutMs: STORAGE_TIMEOUT_MS, setTimeout: env.setTimeout, clearTimeout: env.clearTimeout })
+      : null;
+    const health = new StorageHealth(database !== null);
+    const epochs = new EpochStore({ localStorage: env.localStorage, database, key: names.epochKey, health, counters });
+    return { database, health, epochs };
+  }
+
+  /** Why epochs may repeat now, or null: a fallen-back authority or untrusted storage. */
+  degradedReason() {
+    if (this.runtime.authority() !== this.authority) return `${this.authority}-fallback`;
+    const { health } = this.storage;
+    if (health.failure) return health.failure;
+    for (const entry of this.entries.values()) {
+      const why = entry.token ? entry.termDegraded() : null;
+      if (why) return why;
+    }
+    return null;
+  }
+
   startRuntime() {
     const runtime = new Runtime({
       config: this.config,
@@ -229,7 +253,7 @@ class Baton {
       authority: this.authority,
       env: this.env,
       names: this.names,
-      database: this.database,
+      storage: this.storage,
       counters: this.counters,
       notify: (effect) => this.entries.get(effect.resource)?.onEffect(effect),
       lifecycle: this.lifecycleState,
@@ -265,7 +289,6 @@ class Baton {
   retireRuntime() {
     const old = this.runtime;
     old.dispose();
-    if (old.degraded()) this.everDegraded = true;
     this.history.push(...old.log().map((t) => ({ ...t, generation: old.generation })));
     if (this.history.length > DEFAULT_LOG_CAPACITY) this.history.splice(0, this.history.length - DEFAULT_LOG_CAPACITY);
   }
@@ -326,7 +349,8 @@ class Baton {
     return {
       ...runtime.metrics(),
       mode: runtime.authority(),
-      degraded: this.everDegraded || runtime.degraded(),
+      degraded: this.degradedReason() !== null,
+      degradedReason: this.degradedReason(),
       generation: this.generation,
       core: coreStatus(),
       glue: { ...this.counters },
@@ -345,7 +369,8 @@ class Baton {
       authority: this.authority,
       reason: this.reason,
       mode: this.runtime.authority(),
-      degraded: this.everDegraded || this.runtime.degraded(),
+      degraded: this.degradedReason() !== null,
+      degradedReason: this.degradedReason(),
       core: coreStatus(),
     };
   }
@@ -363,7 +388,7 @@ class Baton {
     this.watch.stop();
     this.hooks?.remove();
     if (!this.suspended) this.retireRuntime();
-    const database = this.database;
+    const { database } = this.storage;
     if (database) this.runtime.retired.then(() => database.close());
     for (const entry of ending) entry.finish('dispose');
     for (const talk of this.talks?.values() ?? []) talk.close();
@@ -551,6 +576,13 @@ class Entry {
     }
   }
 
+  /** Why the current term's epoch may repeat an earlier one (not committed in IndexedDB), or null. */
+  termDegraded() {
+    const { token } = this;
+    if (!token) return null;
+    return this.baton.storage.health.isDurable(this.resource, token.epoch) ? null : 'epoch-not-durable';
+  }
+
   /** Runs `fn(token, signal)` only while this tab leads with a term the fence admits. */
   fenced(fn) {
     if (typeof fn !== 'function') throw new TypeError('fenced: "fn" must be a function');
@@ -560,6 +592,9 @@ class Entry {
     if (!runtime.fenceAdmit(this.resource, token.epoch)) {
       return Promise.reject(staleOwner(this.resource, token.epoch, runtime.fenceHighest(this.resource)));
     }
+    // An epoch that may repeat an earlier term's: no effect runs under it.
+    const why = this.termDegraded();
+    if (why) return Promise.reject(epochNotDurable(this.resource, token.epoch, this.baton.storage.health.failure ?? why));
     const { signal } = this.controller;
     return new Promise((resolve) => resolve(fn(token, signal)));
   }

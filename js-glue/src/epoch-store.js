@@ -1,16 +1,17 @@
 /**
- * The durable per-resource epoch counter behind `allocate_epoch`:
- * `next = max(stored, floor) + 1`, stored before it is reported.
+ * The per-resource epoch counter behind `allocate_epoch`:
+ * `next = max(stored, floor, known) + 1`, committed before it is reported.
  *
- * 1. IndexedDB: one read-write transaction, which the browser serialises against every
- *    other tab's, in every process. The end-to-end tests showed why it comes first:
- *    Chromium propagates a localStorage write to other renderer processes asynchronously,
- *    so a tab granted the lock right after a fast hand-over could still read the old
- *    counter and issue the same epoch twice, lock or no lock.
- * 2. localStorage where IndexedDB is missing or failing: synchronous, and still ordered
- *    by the lock within one process; its value also serves as a floor for IndexedDB.
- * 3. Neither works: `floor + 1`, reported as not durable. The core then counts a storage
- *    failure and reports degraded mode; nothing is thrown.
+ * Durable only through IndexedDB: one read-write transaction, which the browser serialises
+ * against every other tab's, in every process. localStorage is a mirror of the highest
+ * epoch this origin issued, used as one more floor: the end-to-end tests showed that
+ * Chromium propagates a localStorage write to other renderer processes asynchronously, so
+ * a tab granted the lock right after a fast hand-over could still read the old counter.
+ *
+ * When IndexedDB is missing, fails, times out or answers below what this tab already
+ * committed (a lost write, a stale read), the epoch is `max(floor, known) + 1` and reported
+ * as not durable: the core counts a storage failure, the tab reports itself degraded (see
+ * storage-health.js) and `fenced()` refuses under that epoch. Nothing is thrown.
  *
  * @module tab-baton/epoch-store
  */
@@ -21,103 +22,100 @@ export class EpochStore {
    * @param {any} deps.localStorage or null
    * @param {import('./idb.js').Database | null} deps.database
    * @param {(resource: string) => string} deps.key localStorage key of a resource's counter
+   * @param {import('./storage-health.js').StorageHealth} deps.health
    * @param {Record<string, number>} deps.counters glue counters
    */
-  constructor({ localStorage, database, key, counters }) {
-    this.localStorage = localStorage;
-    this.database = database;
-    this.key = key;
-    this.counters = counters;
-    /** Where the last allocation was stored: 'localStorage' | 'indexedDB' | 'none' | null. */
-    this.lastBackend = null;
+  constructor({ localStorage, database, key, health, counters }) {
+    Object.assign(this, { localStorage, database, key, health, counters });
+    /** resource -> the highest epoch this tab issued or read (durable or not). */
+    this.known = new Map();
+    /** resource -> the localStorage mirror, read when joining (off the grant path). */
+    this.mirror = new Map();
+  }
+
+  /** Joining `resource`: open the database and read the mirror now, not on the grant. */
+  warm(resource) {
+    this.database?.warm();
+    if (!this.mirror.has(resource)) this.mirror.set(resource, this.readMirror(resource));
   }
 
   /**
    * Allocates the next epoch for `resource`; `done(epoch, durable)` is called exactly once,
-   * later when IndexedDB answers, synchronously on the localStorage path.
+   * later when IndexedDB answers, synchronously when there is none.
    * @param {string} resource
    * @param {number} floor the new epoch must exceed this
    * @param {(epoch: number, durable: boolean) => void} done
    */
   allocate(resource, floor, done) {
     this.counters.epochAllocations += 1;
-    const fromLocalStorage = () => {
-      const epoch = this.localStorage ? this.fromLocalStorage(resource, floor) : null;
-      if (epoch === null) {
-        this.notDurable(floor, done);
-        return;
-      }
-      this.lastBackend = 'localStorage';
-      done(epoch, true);
-    };
+    const known = Math.max(floor, this.known.get(resource) ?? 0, this.mirror.get(resource) ?? this.readMirror(resource));
     if (!this.database) {
-      fromLocalStorage();
+      this.notDurable(resource, known, done);
       return;
     }
-    this.fromIndexedDB(resource, Math.max(floor, this.readLocalStorage(resource))).then((epoch) => {
-      this.lastBackend = 'indexedDB';
-      this.writeLocalStorage(resource, epoch);
-      done(epoch, true);
-    }, fromLocalStorage);
-  }
-
-  /** The localStorage counter of `resource`, 0 when missing or unreadable. */
-  readLocalStorage(resource) {
-    if (!this.localStorage) return 0;
-    try {
-      return parseStored(this.localStorage.getItem(this.key(resource)));
-    } catch {
-      return 0;
-    }
-  }
-
-  /** Keeps the localStorage counter up with IndexedDB's, best effort. */
-  writeLocalStorage(resource, epoch) {
-    if (!this.localStorage) return;
-    try {
-      this.localStorage.setItem(this.key(resource), String(epoch));
-    } catch {
-      this.counters.storageErrors += 1;
-    }
-  }
-
-  /** @returns {number | null} null when localStorage throws (blocked, full). */
-  fromLocalStorage(resource, floor) {
-    try {
-      const key = this.key(resource);
-      const next = Math.max(parseStored(this.localStorage.getItem(key)), floor) + 1;
-      this.localStorage.setItem(key, String(next));
-      return next;
-    } catch {
-      this.counters.storageErrors += 1;
-      return null;
-    }
-  }
-
-  /** @returns {Promise<number>} */
-  fromIndexedDB(resource, floor) {
-    let next = floor + 1;
-    return this.database
-      .readwrite('epochs', (store) => {
-        const get = store.get(resource);
+    const committed = this.health.durable.get(resource) ?? 0;
+    let stored = 0;
+    let next = known + 1;
+    this.database
+      .readwrite(['epochs'], ({ epochs }) => {
+        const get = epochs.get(resource);
         get.onsuccess = () => {
-          next = Math.max(parseStored(get.result), floor) + 1;
-          store.put(next, resource);
+          stored = parseStored(get.result);
+          next = Math.max(stored, known) + 1;
+          epochs.put(next, resource);
         };
       })
       .then(
-        () => next,
+        () => {
+          if (stored < committed) {
+            // The store answered below an epoch this tab committed in it.
+            this.health.inconsistent();
+            this.notDurable(resource, next - 1, done);
+            return;
+          }
+          this.health.recovered();
+          this.health.committed(resource, next);
+          this.known.set(resource, next);
+          done(next, true);
+          this.writeMirror(resource, next);
+        },
         (error) => {
           this.counters.storageErrors += 1;
-          throw error;
+          this.health.failed(error);
+          this.notDurable(resource, known, done);
         },
       );
   }
 
-  notDurable(floor, done) {
-    this.lastBackend = 'none';
+  /** `max(floor, known) + 1`, reported as not durable. */
+  notDurable(resource, known, done) {
     this.counters.epochsNotDurable += 1;
-    done(floor + 1, false);
+    const epoch = known + 1;
+    this.known.set(resource, epoch);
+    done(epoch, false);
+    this.writeMirror(resource, epoch);
+  }
+
+  /** Raises the localStorage mirror to `epoch` (best effort; after the term has begun). */
+  writeMirror(resource, epoch) {
+    this.mirror.set(resource, Math.max(epoch, this.mirror.get(resource) ?? 0));
+    if (!this.localStorage) return;
+    try {
+      if (parseStored(this.localStorage.getItem(this.key(resource))) < epoch) this.localStorage.setItem(this.key(resource), String(epoch));
+    } catch {
+      this.counters.storageErrors += 1;
+    }
+  }
+
+  /** The localStorage mirror of `resource`, 0 when missing or unreadable. */
+  readMirror(resource) {
+    if (!this.localStorage) return 0;
+    try {
+      return parseStored(this.localStorage.getItem(this.key(resource)));
+    } catch {
+      this.counters.storageErrors += 1;
+      return 0;
+    }
   }
 }
 

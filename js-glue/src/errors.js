@@ -26,6 +26,19 @@ export class StaleOwnerError extends Error {
 }
 
 /**
+ * A guarded effect refused because its term's epoch was not committed durably, so a later
+ * term might repeat it: `code` 'EPOCH_NOT_DURABLE', `reason` why storage is not trusted
+ * (as in `metrics().degradedReason`).
+ */
+export function epochNotDurable(resource, epoch, reason) {
+  const error = new Error(
+    `EPOCH_NOT_DURABLE: epoch ${epoch} of "${resource}" was not stored durably (${reason}); the effect did not run`,
+  );
+  error.name = 'EpochNotDurableError';
+  return Object.assign(error, { code: 'EPOCH_NOT_DURABLE', resource, epoch, reason });
+}
+
+/**
  * Where the platform has `DOMException` (browsers, workers, Node >= 17) an abort reason is
  * one named 'AbortError', as code that checks `signal.reason` expects.
  */

@@ -1,20 +1,35 @@
 /**
  * The IndexedDB database of one namespace: `epochs` (durable counters, key = resource)
- * and `leases` (lease records, key = `v<protocol>/<resource>`). Opened lazily, once.
+ * and `leases` (lease records, key = `v<protocol>/<resource>`).
+ *
+ * Opened when a resource is joined and kept open (warm), so that the grant path pays one
+ * transaction and no open. Every operation has a deadline: an open or a transaction that
+ * does not answer in time (an upgrade blocked by another tab's connection, a wedged browser
+ * store) rejects with a `TimeoutError`, so the caller degrades instead of waiting forever.
+ * A hung open is kept: if it answers later, the next operation uses it.
  *
  * @module tab-baton/idb
  */
 
 const STORES = ['epochs', 'leases'];
+/**
+ * The deadline of one open or transaction: below the core's own deadline for a storage
+ * answer (1.5 s), so that a failing store is reported by the glue, with its cause, before
+ * the core gives up on it.
+ */
+export const STORAGE_TIMEOUT_MS = 1000;
 
 export class Database {
   /**
-   * @param {any} indexedDB
-   * @param {string} name
+   * @param {object} deps
+   * @param {any} deps.indexedDB
+   * @param {string} deps.name
+   * @param {number} deps.timeoutMs deadline of one open or transaction
+   * @param {(fn: () => void, ms: number) => any} deps.setTimeout
+   * @param {(id: any) => void} deps.clearTimeout
    */
-  constructor(indexedDB, name) {
-    this.indexedDB = indexedDB;
-    this.name = name;
+  constructor({ indexedDB, name, timeoutMs, setTimeout, clearTimeout }) {
+    Object.assign(this, { indexedDB, name, timeoutMs, setTimeout, clearTimeout });
     /** @type {Promise<any> | null} */
     this.opening = null;
     this.closed = false;
@@ -24,7 +39,7 @@ export class Database {
   open() {
     if (this.closed) return Promise.reject(new Error('database closed'));
     if (!this.opening) {
-      this.opening = new Promise((resolve, reject) => {
+      const opening = new Promise((resolve, reject) => {
         const req = this.indexedDB.open(this.name, 1);
         req.onupgradeneeded = () => {
           const db = req.result;
@@ -32,62 +47,75 @@ export class Database {
         };
         req.onsuccess = () => {
           const db = req.result;
-          // Another tab upgrading the schema must not be blocked by us.
-          db.onversionchange = () => db.close();
+          // Another tab deleting or upgrading the database must not be blocked by us;
+          // the next operation opens again.
+          db.onversionchange = () => {
+            db.close();
+            if (this.opening === opening) this.opening = null;
+          };
           if (this.closed) db.close();
           resolve(db);
         };
         req.onerror = () => reject(req.error ?? new Error('indexedDB.open failed'));
-        req.onblocked = () => reject(new Error('indexedDB.open blocked'));
+        // Blocked: the open waits for another connection to close; the deadline decides.
       });
-      // Opening failed: try again next time (private mode may refuse once).
-      this.opening.catch(() => {
-        this.opening = null;
+      this.opening = opening;
+      // Failed: try again next time (private mode may refuse once).
+      opening.catch(() => {
+        if (this.opening === opening) this.opening = null;
       });
     }
     return this.opening;
   }
 
+  /** Opens now, so that the first transaction does not pay for it; failures wait for it. */
+  warm() {
+    this.open().catch(() => {});
+  }
+
   /**
-   * Runs `body(store, tx)` in a read-write transaction on `storeName`.
-   * Resolves when the transaction commits, rejects when it fails or aborts.
-   * @param {string} storeName
-   * @param {(store: any, tx: any) => void} body
+   * Runs `body(stores, tx)` in one read-write transaction over `storeNames`. Resolves when
+   * the transaction commits; rejects when it fails, aborts, or misses the deadline (then it
+   * is aborted, so it cannot commit later).
+   * @param {string[]} storeNames
+   * @param {(stores: Record<string, any>, tx: any) => void} body
    * @returns {Promise<void>}
    */
-  async readwrite(storeName, body) {
-    const db = await this.open();
+  readwrite(storeNames, body) {
     return new Promise((resolve, reject) => {
+      let tx = null;
       let settled = false;
-      const fail = (error) => {
+      const finish = (error) => {
         if (settled) return;
         settled = true;
-        reject(error ?? new Error('transaction failed'));
+        this.clearTimeout(timer);
+        if (error) reject(error);
+        else resolve();
       };
-      let tx;
-      try {
-        tx = db.transaction(storeName, 'readwrite');
-      } catch (error) {
-        fail(error);
-        return;
-      }
-      tx.oncomplete = () => {
+      const timer = this.setTimeout(() => {
+        finish(timeoutError(tx ? 'transaction' : 'open', this.timeoutMs));
+        abort(tx);
+      }, this.timeoutMs);
+      const start = (db) => {
         if (settled) return;
-        settled = true;
-        resolve();
-      };
-      tx.onerror = () => fail(tx.error);
-      tx.onabort = () => fail(tx.error);
-      try {
-        body(tx.objectStore(storeName), tx);
-      } catch (error) {
         try {
-          tx.abort();
-        } catch {
-          // Already finished.
+          tx = db.transaction(storeNames, 'readwrite');
+        } catch (error) {
+          if (this.opening) this.opening = null; // a closed connection: open again next time
+          finish(error);
+          return;
         }
-        fail(error);
-      }
+        tx.oncomplete = () => finish(null);
+        tx.onerror = () => finish(tx.error ?? new Error('transaction failed'));
+        tx.onabort = () => finish(tx.error ?? new Error('transaction aborted'));
+        try {
+          body(Object.fromEntries(storeNames.map((name) => [name, tx.objectStore(name)])), tx);
+        } catch (error) {
+          abort(tx);
+          finish(error);
+        }
+      };
+      this.open().then(start, (error) => finish(error));
     });
   }
 
@@ -95,4 +123,18 @@ export class Database {
     this.closed = true;
     this.opening?.then((db) => db.close(), () => {});
   }
+}
+
+function abort(tx) {
+  try {
+    tx?.abort();
+  } catch {
+    // Already finished.
+  }
+}
+
+function timeoutError(what, ms) {
+  const error = new Error(`IndexedDB ${what} did not answer within ${ms} ms`);
+  error.name = 'TimeoutError';
+  return error;
 }

@@ -16,34 +16,54 @@ export class LeaseAuthority {
    * @param {(resource: string, record: object | null) => object | null} deps.decide the core's leaseDecide
    * @param {(resource: string, record: object | null) => void} deps.committed
    * @param {(resource: string, error: unknown) => void} deps.failed
+   * @param {import('./storage-health.js').StorageHealth} deps.health
+   * @param {string} deps.owner this tab's id, to recognise its own records
    * @param {Record<string, number>} deps.counters
    */
-  constructor({ database, key, decide, committed, failed, counters }) {
-    Object.assign(this, { database, key, decide, committed, failed, counters });
+  constructor({ database, key, decide, committed, failed, health, owner, counters }) {
+    Object.assign(this, { database, key, decide, committed, failed, health, owner, counters });
   }
 
   /**
-   * Runs one lease transaction for `resource`.
+   * Runs one lease transaction for `resource`. The record's key is per protocol version, the
+   * epoch counter is not: a new owner's epoch starts above the counter too, and the counter
+   * follows it, so epochs keep rising across deploys and authorities.
    * @returns {Promise<void>} settles when the outcome has been reported
    */
   run(resource) {
     this.counters.leaseTransactions += 1;
     let stored = null;
+    let wrote = null;
     return this.database
-      .readwrite('leases', (store) => {
+      .readwrite(['leases', 'epochs'], ({ leases, epochs }) => {
         const key = this.key(resource);
-        const get = store.get(key);
-        get.onsuccess = () => {
-          const current = asRecord(get.result);
+        const get = leases.get(key);
+        const counter = epochs.get(resource);
+        counter.onsuccess = () => {
+          const floor = parseCounter(counter.result);
+          let current = asRecord(get.result);
+          // Another owner's record below the counter: decide as if it carried the counter,
+          // so that a new term's epoch is above every epoch issued for the resource.
+          if (current && current.owner !== this.owner && current.epoch < floor) current = { ...current, epoch: floor };
+          if (!current && floor > 0) current = { owner: '', generation: 0, epoch: floor, expiresMs: 0 };
           const next = this.decide(resource, current);
           stored = next ?? current;
-          if (next) store.put({ ...next }, key);
+          if (next) {
+            wrote = next;
+            leases.put({ ...next }, key);
+            if (next.epoch > floor) epochs.put(next.epoch, resource);
+          }
         };
       })
       .then(
-        () => this.committed(resource, stored),
+        () => {
+          this.health.recovered();
+          if (wrote && wrote.owner === this.owner) this.health.committed(resource, wrote.epoch);
+          this.committed(resource, stored);
+        },
         (error) => {
           this.counters.leaseFailures += 1;
+          this.health.failed(error);
           this.failed(resource, error);
         },
       );
@@ -60,4 +80,9 @@ function asRecord(value) {
   const count = (n) => typeof n === 'number' && Number.isFinite(n) && n >= 0;
   if (typeof owner !== 'string' || !count(generation) || !count(epoch) || !count(expiresMs)) return null;
   return { owner, generation, epoch, expiresMs };
+}
+
+/** A stored epoch counter: a non-negative safe integer, else 0. */
+function parseCounter(value) {
+  return Number.isSafeInteger(value) && value > 0 ? value : 0;
 }

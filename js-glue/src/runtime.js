@@ -19,7 +19,6 @@
 import { Core, coreStatus, whenLoaded } from './core.js';
 import { Channel } from './channel.js';
 import { WebLocks } from './web-locks.js';
-import { EpochStore } from './epoch-store.js';
 import { LeaseAuthority } from './lease.js';
 import { reportError } from './errors.js';
 import { AUTHORITY_NAMES } from './constants.js';
@@ -35,13 +34,16 @@ export class Runtime {
    * @param {'web-locks'|'lease'|'broadcast'} deps.authority
    * @param {import('./env.js').Env} deps.env
    * @param {ReturnType<import('./names.js').namesFor>} deps.names
-   * @param {import('./idb.js').Database | null} deps.database
+   * @param {object} deps.storage shared by every generation of one Baton
+   * @param {import('./idb.js').Database | null} deps.storage.database
+   * @param {import('./epoch-store.js').EpochStore} deps.storage.epochs
+   * @param {import('./storage-health.js').StorageHealth} deps.storage.health
    * @param {Record<string, number>} deps.counters glue counters, shared across generations
    * @param {(effect: import('./core.js').Effect) => void} deps.notify elected/deposed/leader-changed
    * @param {'active'|'hidden'|'frozen'|'restored'} deps.lifecycle the state to start in
    * @param {boolean} deps.online
    */
-  constructor({ config, generation, authority, env, names, database, counters, notify, lifecycle, online }) {
+  constructor({ config, generation, authority, env, names, storage, counters, notify, lifecycle, online }) {
     this.env = env;
     this.counters = counters;
     this.notify = notify;
@@ -71,10 +73,13 @@ export class Runtime {
       : null;
     const report = (kind, resource) => this.step((core, now) => core.resourceEvent(kind, now, resource));
     this.locks = env.locks ? new WebLocks(env.locks, names.lock, report, counters, names.marker) : null;
-    this.epochs = new EpochStore({ localStorage: env.localStorage, database, key: names.epochKey, counters });
+    this.epochs = storage.epochs;
+    const { database, health } = storage;
     this.lease = database
       ? new LeaseAuthority({
           database,
+          health,
+          owner: config.id,
           key: names.leaseKey,
           decide: (resource, record) => this.core.leaseDecide(resource, record, env.now()),
           committed: (resource, record) => this.step((core, now) => core.leaseResult(now, resource, record)),
@@ -117,6 +122,7 @@ export class Runtime {
   }
 
   join(resource, policy) {
+    this.epochs.warm(resource);
     this.step((core, now) => core.join(now, resource, policy));
   }
 

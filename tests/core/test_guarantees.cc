@@ -388,3 +388,33 @@ TEST_CASE("liveness: a frame handled when the heartbeat is due leaves the heartb
   CHECK(sent >= 10);
   CHECK(a.view("ws").role == Role::leader);
 }
+
+TEST_CASE("storage: the late answer of a timed-out lease transaction does not start a term") {
+  Node a(config("a", Authority::lease));
+  a.step(event(EventKind::join, 0, "sync"));
+  Event result = event(EventKind::lease_result, 2, "sync");
+  result.lease = a.lease_decide("sync", LeaseRecord{}, 1);
+  a.step(result);
+  REQUIRE(a.view("sync").role == Role::leader);
+  LeaseRecord old = result.lease;
+  a.step(event(EventKind::abdicate, 10, "sync"));  // the release transaction hangs
+  double now = 10;
+  std::vector<Effect> fx;
+  for (int i = 0; i < 50 && !find(fx, EffectKind::lease_try); ++i) {
+    now = a.next_deadline();
+    fx = a.step(event(EventKind::tick, now));
+  }
+  REQUIRE(find(fx, EffectKind::lease_try));  // acquiring again, after the timeout
+  REQUIRE(a.view("sync").role == Role::candidate);
+  // The hung release finally answers, with the old record: not this acquisition's.
+  result.now_ms = now + 1;
+  result.lease = old;
+  result.lease.expires_ms = now + 3000;
+  CHECK(!find(a.step(result), EffectKind::elected));
+  CHECK(a.view("sync").role == Role::candidate);
+  result.lease = a.lease_decide("sync", result.lease, now + 2);
+  result.now_ms = now + 3;
+  fx = a.step(result);
+  REQUIRE(find(fx, EffectKind::elected));
+  CHECK(find(fx, EffectKind::elected)->epoch > old.epoch);
+}

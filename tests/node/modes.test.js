@@ -20,8 +20,8 @@ function batonsFor(tabs, options) {
 }
 
 describe('IndexedDB lease authority', () => {
-  test('the documented way: createBrowser({indexedDB: true}) tabs without Web Locks run the lease mode', async () => {
-    const browser = createBrowser({ indexedDB: true });
+  test('the documented way: createBrowser() tabs without Web Locks run the lease mode', async () => {
+    const browser = createBrowser();
     const tabs = [browser.tab('a'), browser.tab('b')];
     assert.equal(tabs[0].indexedDB, tabs[1].indexedDB, 'one IndexedDB per origin');
     const batons = tabs.map((tab) => createBaton({ namespace: 'documented', id: tab.id, env: { ...tab, locks: null }, ...FAST }));
@@ -32,8 +32,8 @@ describe('IndexedDB lease authority', () => {
     assert.equal(batons[leader].support().mode, 'lease');
     assert.equal(browser.indexedDB.peek('baton/documented', 'leases', 'v1/job').owner, tabs[leader].id);
     assert.ok(browser.indexedDB.stats().committed >= 1);
-    // Without the option, as before: no IndexedDB, so no lease mode.
-    assert.equal(createBrowser().tab('c').indexedDB, null);
+    // Without IndexedDB (a browser that blocks it): no lease mode.
+    assert.equal(createBrowser({ indexedDB: false }).tab('c').indexedDB, null);
   });
 
 
@@ -67,6 +67,8 @@ describe('IndexedDB lease authority', () => {
     await waitFor(() => leaderIndexes(handles).length === 1);
     const [first] = leaderIndexes(handles);
     const epoch1 = handles[first].token().epoch;
+    // Settled: the others' first lease attempts have answered and they follow the leader.
+    await waitFor(() => handles.every((h, i) => i === first || (h.state() === 'follower' && h.leader()?.id === tabs[first].id)));
 
     let t0 = Date.now();
     batons[first].dispose();
@@ -170,7 +172,7 @@ describe('durable epoch counter', () => {
 
   test('neither works: degraded (max observed + 1), reported in metrics and support, not thrown', async () => {
     const browser = createBrowser();
-    const tab = openTab(browser, 'blocked');
+    const tab = openTab(browser, 'blocked', { indexedDB: null });
     browser.localStorage.fail('SecurityError');
     const baton = createBaton({ namespace: 'epochs-d', env: tab.env, ...FAST });
     open.push(baton);

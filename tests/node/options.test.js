@@ -38,7 +38,7 @@ describe('option validation', () => {
     throwsNaming(() => createBaton({ ...ok, heartbeatMs: 1000, suspectMs: 500 }), 'suspectMs');
     throwsNaming(() => createBaton({ ...ok, leaseMs: -5 }), 'leaseMs');
     throwsNaming(() => createBaton({ ...ok, authority: 'paxos' }), 'authority');
-    throwsNaming(() => createBaton({ ...ok, authority: 'lease' }), 'authority'); // no indexedDB in this env
+    throwsNaming(() => createBaton({ ...ok, env: { ...env, indexedDB: undefined }, authority: 'lease' }), 'authority'); // no indexedDB
     throwsNaming(() => createBaton({ ...ok, env: 5 }), 'env');
     throwsNaming(() => createBaton({ ...ok, testHooks: 'yes' }), 'testHooks');
     // Nothing in this file calls enableTestHooks(): the hooks are not there to install.

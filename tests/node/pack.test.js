@@ -18,16 +18,17 @@ import { createBaton, leaderElection, requestLeadership, createLeaderElection, F
 import { createBrowser } from 'tab-baton/testing';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const until = async (done) => { while (!done()) await sleep(5); };
 const browser = createBrowser();
 const tabs = ['a', 'b', 'c'].map((id) => browser.tab(id));
 const batons = tabs.map((tab) => createBaton({ namespace: 'scratch', id: tab.id, env: tab, heartbeatMs: 30 }));
 const handles = batons.map((b) => b.lead('job'));
 await ready; // the core loads on first use (from disk in Node)
-await sleep(50);
+await until(() => handles[0].state() === 'leader');
 const first = handles.map((h) => h.state());
 const oldToken = handles[0].token();
 tabs[0].crash();
-await sleep(50);
+await until(() => handles.slice(1).some((h) => h.state() === 'leader'));
 const second = handles.slice(1).map((h) => h.state());
 const fence = new Fence();
 fence.check(handles.slice(1).find((h) => h.state() === 'leader').token()); // a's zombie still thinks it leads

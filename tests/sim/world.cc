@@ -419,7 +419,8 @@ void World::allocate_epoch(Tab& t, const Effect& fx) {
     trusted = true;
   }
   issued = std::max(issued, e.epoch);
-  t.last_answer[res] = {e.epoch, trusted};
+  auto [answer, fresh] = t.answers[res].emplace(e.epoch, trusted);
+  if (!fresh) answer->second = answer->second || trusted;
   schedule_callback(t, e, 0.05);
 }
 
@@ -440,8 +441,9 @@ void World::on_elected(Tab& t, const Effect& fx) {
     return;
   }
   if (fx.reason != Reason::lease_acquired) {  // else the lease record's epoch
-    auto it = t.last_answer.find(res);
-    bool trusted = it != t.last_answer.end() && it->second.first == fx.epoch && it->second.second;
+    const auto& answers = t.answers[res];
+    auto it = answers.find(fx.epoch);
+    bool trusted = it != answers.end() && it->second;
     if (!trusted) {
       violation("degraded: " + t.id + " led " + res + " with epoch " + std::to_string(fx.epoch) +
                 " that the store could repeat, without saying so");

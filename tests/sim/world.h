@@ -157,9 +157,10 @@ class World {
     double thawed_ms = -1e18;      // when it last thawed (its timers were stopped before)
     uint64_t ticks = 0;            // the node's tick count when last checked
     double timer_seen_ms = 0;      // when its timer last ran while leading (or it led nothing)
-    // Per resource: the store's last answer to this tab, and whether the monotonic
-    // counter persisted it (not a lost write, a stale read or an answer below the floor).
-    std::map<std::string, std::pair<uint64_t, bool>> last_answer;
+    // Per resource, every epoch the store answered this tab (answers are not tied to
+    // requests), and whether the monotonic counter persisted it (not a lost write, a
+    // stale read or an answer below the floor).
+    std::map<std::string, std::map<uint64_t, bool>> answers;
   };
 
   enum class Kind : uint8_t { timer, deliver, callback, lease_txn, release_crashed, fault, end_faults, hostile };

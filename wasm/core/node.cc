@@ -231,9 +231,10 @@ void Node::on_join(const Event& e, Effects& out) {
     it = resources_.emplace(e.resource, Resource(config_.backoff_base_ms, config_.backoff_max_ms)).first;
     Resource& r = it->second;
     r.name = e.resource;
-    // Broadcast-only has no authority to ask: wait one heartbeat to hear an existing
-    // leader before taking over. The other modes ask their authority at once.
-    double wait = config_.authority == Authority::broadcast ? std::min(config_.heartbeat_ms, config_.suspect_ms) : 0;
+    // Broadcast-only has no authority to ask: the hello asks who leads (a leader answers
+    // with its claims), and a short window for that answer precedes a takeover. The other
+    // modes ask their authority at once.
+    double wait = config_.authority == Authority::broadcast ? std::min(config_.hello_window_ms, config_.heartbeat_ms) : 0;
     r.leaderless_since_ms = e.now_ms + wait;
     set_role(r, Role::follower, Reason::startup, e.now_ms);
   }
@@ -280,6 +281,12 @@ void Node::on_lock_lost(Resource& r, double now, Effects& out) {
 
 void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effects& out) {
   LeaseOp op = r.lease_op;
+  bool own_record = rec.present && rec.owner == config_.id && rec.generation == config_.generation;
+  if (op == LeaseOp::acquire && r.role == Role::candidate && own_record && rec.epoch <= r.floor_epoch) {
+    // An acquisition writes an epoch above every one this tab knew: an own record at or
+    // below that is the late answer of a transaction that timed out. Wait for this one.
+    return;
+  }
   r.lease_op = LeaseOp::none;
   lease_failures_ = 0;
   if (!same_record(rec, r.lease)) r.lease_seen_ms = now;
@@ -315,7 +322,10 @@ void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effe
       // Still the departing leader's record: its release has not committed yet.
       bool release_pending = r.named_successor && rec.present && rec.owner == r.departed;
       if (!release_pending) r.named_successor = false;
-      if (op == LeaseOp::acquire && !release_pending) fail_acquisition(r, now);
+      // Another tab's valid record says when to come back (its expiry, or its owner's
+      // silence): backing off on top of that would only delay the takeover.
+      bool held = rec.present && rec.owner != config_.id && lease_expiry(r, rec) > now;
+      if (op == LeaseOp::acquire && !release_pending && !held) fail_acquisition(r, now);
     }
     if (rec.present && rec.expires_ms > now && rec.owner != config_.id) {
       set_leader(r, rec.owner, rec.epoch, now, out);
@@ -478,8 +488,16 @@ void Node::evaluate_lease(Resource& r, double now, Effects& out) {
   double due;
   if (r.named_successor) {
     due = r.lease_started_ms > r.named_ms ? r.lease_started_ms + config_.rank_stagger_ms : now;
+  } else if (held_by_other) {
+    // Come back when the record runs out, or sooner when its owner goes silent: then the
+    // transaction compares-and-sets over the silent owner's record (lease_decide).
+    // One compare-and-set per silence: if it fails, the record's expiry is next.
+    double silent_at = lease_owner_progress(r, r.lease) + config_.suspect_ms;
+    bool tried_since = r.lease_started_ms >= silent_at;
+    due = (tried_since ? lease_expiry(r, r.lease) : std::min(lease_expiry(r, r.lease), silent_at)) +
+          pos * config_.rank_stagger_ms;
   } else {
-    due = (held_by_other ? lease_expiry(r, r.lease) : r.leaderless_since_ms) + pos * config_.rank_stagger_ms;
+    due = r.leaderless_since_ms + pos * config_.rank_stagger_ms;
   }
   if (now < due) {
     r.wake_ms = std::min(r.wake_ms, due);
@@ -558,7 +576,8 @@ LeaseRecord Node::lease_decide(const std::string& resource, const LeaseRecord& c
     }
     case LeaseOp::acquire:
     case LeaseOp::renew: {
-      if (valid && !same_owner) return none;
+      bool takeover = r.lease_op == LeaseOp::acquire && lease_takeover_allowed(r, current, now);
+      if (valid && !same_owner && !takeover) return none;
       bool continuing = same_owner && r.role == Role::leader && current.epoch == r.epoch;
       LeaseRecord rec;
       rec.present = true;
@@ -630,6 +649,10 @@ void Node::release_authority(Resource& r, double now, Effects& out) {
       }
       break;
     case Authority::lease:
+      // A freezing page must start no transaction: an uncommitted read-write transaction of
+      // a frozen tab blocks every other tab's on the store until it thaws. Its goodbye names
+      // a successor, who takes the record over at once (lease_takeover_allowed).
+      if (lifecycle_ == Lifecycle::frozen) break;
       if (r.lease_op == LeaseOp::none) start_lease(r, LeaseOp::release, now, out);
       else r.lease_op = LeaseOp::release;  // the in-flight transaction releases instead
       break;
@@ -765,6 +788,25 @@ std::string Node::best_successor(const Resource& r, double now) const {
 double Node::lease_expiry(const Resource& r, const LeaseRecord& rec) const {
   if (!same_record(rec, r.lease)) return rec.expires_ms;
   return std::min(rec.expires_ms, r.lease_seen_ms + config_.lease_ms);
+}
+
+double Node::lease_owner_progress(const Resource& r, const LeaseRecord& rec) const {
+  const Candidate* owner = presence_.find(rec.owner);
+  return owner && owner->generation == rec.generation ? owner->last_progress_ms : r.lease_seen_ms;
+}
+
+bool Node::lease_takeover_allowed(const Resource& r, const LeaseRecord& rec, double now) const {
+  if (!rec.present || rec.owner == config_.id) return false;
+  // A goodbye is a promise never to renew that record again.
+  if (r.named_successor && rec.owner == r.departed) return true;
+  // Compare-and-set over a silent owner: no progress for the suspect timeout, and the record
+  // not renewed after its last progress (else the owner is alive somewhere). An owner this
+  // tab does not know is judged by the record alone: unchanged since first seen.
+  const Candidate* owner = presence_.find(rec.owner);
+  bool known = owner && owner->generation == rec.generation;
+  if (!known && !same_record(rec, r.lease)) return false;
+  double progress = lease_owner_progress(r, rec);
+  return now - progress >= config_.suspect_ms && rec.expires_ms <= progress + config_.lease_ms + config_.heartbeat_ms;
 }
 
 bool Node::leader_silent(const Resource& r, double now, double limit) const {

@@ -50,6 +50,7 @@ struct Config {
   double steal_grace_ms = 200;        // after an abdicate request, before stealing
   double rank_stagger_ms = 150;       // each rank position waits this much longer
   double trigger_jitter_ms = 10;      // coalescing window for election triggers
+  double hello_window_ms = 150;       // broadcast-only: a leader answers a hello within this
   double backoff_base_ms = 250;
   double backoff_max_ms = 10000;
   double storage_timeout_ms = 1500;   // an epoch or lease answer later than this counts as failed
@@ -286,6 +287,11 @@ class Node {
   bool leader_silent(const Resource& r, double now, double limit) const;
   // When a lease record stops being valid, as far as this tab can trust the clock.
   double lease_expiry(const Resource& r, const LeaseRecord& rec) const;
+  // When the owner of `rec` was last seen making progress (or first seen, if unknown).
+  double lease_owner_progress(const Resource& r, const LeaseRecord& rec) const;
+  // True when a valid record of another tab may be taken over: its owner said goodbye naming
+  // this tab, or it went silent for the suspect timeout and has not renewed since.
+  bool lease_takeover_allowed(const Resource& r, const LeaseRecord& rec, double now) const;
   // True when the tick this node asked for is overdue by more than half the suspect
   // timeout (at least a heartbeat): its timers are stopped (frozen) or throttled hard.
   // A follower asks a silent leader to abdicate a full suspect timeout after its last

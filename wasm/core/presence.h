@@ -1,6 +1,14 @@
 // The table of other tabs, built from the frames they send. Liveness is judged by
 // progress (a rising tick sequence, which only the sender's timers advance), never by
 // replies: a frozen tab still answers messages but its timers are stopped.
+//
+// Bounds on what one sender can do here: a forged higher generation hides a real tab
+// for at most the stale window (one suspect timeout), a made-up newer app version vetoes
+// eligibility for at most one suspect timeout unless its tab leads (Node), and the table
+// holds at most kMaxCandidates senders. The limit: frames carry no secret, so a sender
+// that keeps forging a real tab's id with a rising tick sequence makes that id look alive
+// for as long as it keeps sending. Under Web Locks and the lease this can delay taking
+// over from a frozen leader, never depose a healthy one.
 #pragma once
 #include <cstdint>
 #include <map>

@@ -27,6 +27,7 @@
 import { batonOf, entryOf } from '../baton.js';
 import { reportError } from '../errors.js';
 import { holdProcessOpen } from '../env.js';
+import { ready, whenLoaded } from '../core.js';
 import { LIMITS, envOption, numberOption, oneOfOption, optionsObject, stringOption } from '../options.js';
 import { registerCompat, singleElection } from './shared.js';
 
@@ -202,11 +203,19 @@ export function createLeaderElection(channel, options) {
         const stop = handle.onChange((change) => {
           if (change.type === 'elected' || change.type === 'released') done();
         });
-        const timer = internals.env.setTimeout(() => done(), heartbeatMs);
+        // One heartbeat of election, counted from when the core is there (it loads on first use).
+        let timer = null;
+        let settled = false;
+        whenLoaded(() => {
+          if (!settled) timer = internals.env.setTimeout(() => done(), heartbeatMs);
+        });
+        ready.catch(() => done()); // a core that failed to load: this tab does not lead
         function done() {
+          if (settled) return;
+          settled = true;
           release();
           stop();
-          internals.env.clearTimeout(timer);
+          if (timer !== null) internals.env.clearTimeout(timer);
           resolve(handle.state() === 'leader');
         }
       });

@@ -34,7 +34,7 @@ export { createLockManager, createChannelHub, createStorage, createIndexedDB };
  *   (a subclass of `hub.BroadcastChannel`).
  * @property {ReturnType<typeof createStorage>} localStorage The origin's storage, shared by all tabs.
  * @property {ReturnType<typeof createIndexedDB>["indexedDB"] | null} indexedDB The origin's
- *   IndexedDB, shared by all tabs; null unless the browser was made with `{indexedDB: true}`.
+ *   IndexedDB, shared by all tabs; null when the browser was made with `{indexedDB: false}`.
  * @property {() => void} crash Kills the tab as a renderer crash would: its locks
  *   and queued requests vanish without settling, its channels are disconnected
  *   (now and when created later). Code already running in the tab is not
@@ -44,13 +44,13 @@ export { createLockManager, createChannelHub, createStorage, createIndexedDB };
 
 /**
  * Creates one simulated origin in one browser: a lock broker, a channel hub,
- * a localStorage and (with `indexedDB: true`) an IndexedDB, shared by the tabs
- * made with `tab()`.
+ * a localStorage and an IndexedDB (its failures can be injected with
+ * `browser.indexedDB.fail()`), shared by the tabs made with `tab()`.
  * @param {import('./channel.js').ChannelHubOptions & {indexedDB?: boolean}} [options]
- *   `indexedDB`: give the origin an in-memory IndexedDB (for the lease mode; default
- *   false, as before); the rest is passed to `createChannelHub`.
+ *   `indexedDB: false`: no IndexedDB, as in a browser that blocks it (then no epoch is
+ *   durable: every term runs degraded); the rest is passed to `createChannelHub`.
  */
-export function createBrowser({ indexedDB: withIndexedDB = false, ...hubOptions } = {}) {
+export function createBrowser({ indexedDB: withIndexedDB = true, ...hubOptions } = {}) {
   const locks = createLockManager();
   const hub = createChannelHub(hubOptions);
   const localStorage = createStorage();

@@ -5,73 +5,86 @@
  * read-write scopes do), each request answering in a later task; `oncomplete`, `onerror`,
  * `onabort` and `abort()` behave as in browsers. Values are stored as structured clones.
  *
- * Not simulated: indexes, cursors, key ranges, `delete`/`clear`, versionchange between
+ * Not simulated: indexes, cursors, key ranges, `delete`, versionchange between
  * connections, quotas.
- *
- * Test hooks: `fail(true)` makes every request fail (a broken or full store) until
- * `fail(false)`; `peek(database, store, key)` reads a stored value; `stats()` counts
- * transactions.
  *
  * @module tab-baton/testing/indexeddb
  */
 
 /**
+ * @typedef {'error' | 'throw' | 'abort' | 'version' | 'hang' | 'blocked' | 'lost-write' | 'stale-read'} IndexedDBFailure
+ */
+const IDB_FAILURES = ['error', 'throw', 'abort', 'version', 'hang', 'blocked', 'lost-write', 'stale-read'];
+
+/**
  * Creates an empty IndexedDB; hand `.indexedDB` to every tab of the origin (`createBrowser`
- * does with `{indexedDB: true}`).
+ * does).
+ *
+ * `fail(mode)` injects a failure until `fail(false)`:
+ * - `'error'`: every request fails (`UnknownError`) and its transaction aborts;
+ * - `'throw'`: `open()` and `transaction()` throw synchronously;
+ * - `'abort'`: every transaction aborts before it runs;
+ * - `'version'`: `open()` fails with a `VersionError` (a newer schema exists);
+ * - `'hang'`: `open()` and transactions never answer (a wedged browser store);
+ * - `'blocked'`: `open()` fires `onblocked` and waits (an old connection blocks the upgrade);
+ * - `'lost-write'`: transactions commit but their writes are not kept;
+ * - `'stale-read'`: `get` answers the value before the latest write of that key.
+ * Hung and blocked operations resume when the failure is cleared.
  */
 export function createIndexedDB() {
-  const databases = new Map(); // name -> {version, stores: Map<string, Map>}
-  const waiting = []; // transactions not yet run, in creation order
+  const databases = new Map(); // name -> {version, stores: Map<store, Map<key, value>>, previous: Map}
+  const queue = []; // transactions waiting to run, in creation order
+  const parked = []; // operations held by 'hang' or 'blocked'
   let running = false;
-  let failing = false;
-  const stats = { transactions: 0, committed: 0, failed: 0 };
-
+  /** @type {IndexedDBFailure | null} */
+  let failure = null;
+  const stats = { opens: 0, transactions: 0, committed: 0, failed: 0 };
   // Looked up at call time, so fake timers of a test framework also drive it.
   const later = (fn) => setTimeout(fn, 0);
+  const request = (source) => ({ result: undefined, error: null, source, onsuccess: null, onerror: null });
 
-  function request(source) {
-    return { result: undefined, error: null, source, onsuccess: null, onerror: null };
+  /** Runs `fn` now, or parks it while the store hangs. */
+  function whenAnswering(fn) {
+    if (failure === 'hang' || failure === 'blocked') parked.push(fn);
+    else fn();
   }
 
-  /** Runs the queued transactions one after the other (as overlapping read-write scopes do). */
   function runNext() {
-    if (running || waiting.length === 0) return;
+    if (running || queue.length === 0) return;
     running = true;
-    const tx = waiting.shift();
-    later(() => tx.run(() => {
+    const tx = queue.shift();
+    later(() => whenAnswering(() => tx.run(() => {
       running = false;
       runNext();
-    }));
+    })));
   }
 
   class Transaction {
     constructor(db, names) {
-      this.db = db;
-      this.names = names;
-      this.ops = [];
-      this.oncomplete = null;
-      this.onerror = null;
-      this.onabort = null;
-      this.error = null;
-      this.done = false;
+      Object.assign(this, { db, names, ops: [], oncomplete: null, onerror: null, onabort: null, error: null, done: false });
       stats.transactions += 1;
-      waiting.push(this);
+      queue.push(this);
       runNext();
     }
 
     objectStore(name) {
       if (!this.names.includes(name)) throw new DOMException(`store ${name} not in scope`, 'NotFoundError');
       const map = this.db.stores.get(name);
-      const tx = this;
+      const previous = this.db.previous;
       const op = (fn) => {
-        if (tx.done) throw new DOMException('transaction finished', 'TransactionInactiveError');
+        if (this.done) throw new DOMException('transaction finished', 'TransactionInactiveError');
         const req = request(this);
-        tx.ops.push({ req, fn });
+        this.ops.push({ req, fn });
         return req;
       };
       return {
-        get: (key) => op(() => structuredClone(map.get(key))),
+        get: (key) => op(() => {
+          const stale = failure === 'stale-read' && previous.has(`${name}\u0000${key}`);
+          return structuredClone(stale ? previous.get(`${name}\u0000${key}`) : map.get(key));
+        }),
         put: (value, key) => op(() => {
+          if (failure === 'lost-write') return key;
+          previous.set(`${name}\u0000${key}`, map.get(key));
           map.set(key, structuredClone(value));
           return key;
         }),
@@ -79,8 +92,7 @@ export function createIndexedDB() {
     }
 
     abort() {
-      if (this.done) return;
-      this.fail(new DOMException('aborted', 'AbortError'));
+      if (!this.done) this.fail(new DOMException('aborted', 'AbortError'));
     }
 
     fail(error) {
@@ -94,6 +106,8 @@ export function createIndexedDB() {
 
     run(finish) {
       this.finish = finish;
+      if (this.done) return finish();
+      if (failure === 'abort') return this.fail(new DOMException('injected abort', 'AbortError'));
       const step = () => {
         if (this.done) return;
         const next = this.ops.shift();
@@ -104,7 +118,7 @@ export function createIndexedDB() {
           finish();
           return;
         }
-        if (failing) {
+        if (failure === 'error') {
           next.req.error = new DOMException('injected failure', 'UnknownError');
           next.req.onerror?.({ target: next.req });
           this.fail(next.req.error);
@@ -120,14 +134,13 @@ export function createIndexedDB() {
         later(step);
       };
       step();
+      return undefined;
     }
   }
 
   class Connection {
     constructor(db) {
-      this.db = db;
-      this.onversionchange = null;
-      this.closed = false;
+      Object.assign(this, { db, onversionchange: null, closed: false });
     }
 
     get objectStoreNames() {
@@ -142,6 +155,7 @@ export function createIndexedDB() {
 
     transaction(names, mode) {
       if (this.closed) throw new DOMException('connection closed', 'InvalidStateError');
+      if (failure === 'throw') throw new DOMException('injected failure', 'UnknownError');
       if (mode !== 'readwrite' && mode !== 'readonly') throw new TypeError('bad mode');
       return new Transaction(this.db, Array.isArray(names) ? names : [names]);
     }
@@ -153,21 +167,30 @@ export function createIndexedDB() {
 
   const indexedDB = {
     open(name, version = 1) {
+      if (failure === 'throw') throw new DOMException('injected failure', 'UnknownError');
+      stats.opens += 1;
       const req = { ...request(null), onupgradeneeded: null, onblocked: null };
       later(() => {
-        let db = databases.get(name);
-        if (!db) {
-          db = { version: 0, stores: new Map() };
-          databases.set(name, db);
+        if (failure === 'blocked') req.onblocked?.({ target: req });
+        if (failure === 'version') {
+          req.error = new DOMException('injected: the stored version is newer', 'VersionError');
+          req.onerror?.({ target: req });
+          return;
         }
-        const connection = new Connection(db);
-        req.result = connection;
-        if (version > db.version) {
-          const oldVersion = db.version;
-          db.version = version;
-          req.onupgradeneeded?.({ target: req, oldVersion, newVersion: version });
-        }
-        req.onsuccess?.({ target: req });
+        whenAnswering(() => {
+          let db = databases.get(name);
+          if (!db) {
+            db = { version: 0, stores: new Map(), previous: new Map() };
+            databases.set(name, db);
+          }
+          req.result = new Connection(db);
+          if (version > db.version) {
+            const oldVersion = db.version;
+            db.version = version;
+            req.onupgradeneeded?.({ target: req, oldVersion, newVersion: version });
+          }
+          req.onsuccess?.({ target: req });
+        });
       });
       return req;
     },
@@ -175,11 +198,21 @@ export function createIndexedDB() {
 
   return {
     indexedDB,
-    /** Every request fails while true. */
-    fail(flag) {
-      failing = Boolean(flag);
+    /**
+     * Injects `failure` until `fail(false)` (see above); `true` means `'error'`.
+     * @param {boolean | IndexedDBFailure} mode
+     */
+    fail(mode) {
+      if (mode === true) mode = 'error';
+      if (mode !== false && !IDB_FAILURES.includes(mode)) throw new TypeError(`unknown IndexedDB failure: ${String(mode)}`);
+      failure = mode || null;
+      if (failure !== 'hang' && failure !== 'blocked') for (const fn of parked.splice(0)) later(fn);
     },
-    /** The value stored under `key` in `store` of database `name`. */
+    /** Deletes every database, as clearing the site's data does. */
+    clear() {
+      databases.clear();
+    },
+    /** A copy of the value stored under `key` in `store` of database `name`. */
     peek(name, store, key) {
       return structuredClone(databases.get(name)?.stores.get(store)?.get(key));
     },

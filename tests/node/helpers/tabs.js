@@ -46,7 +46,7 @@ export function openTab(browser, id, { indexedDB, hidden = false } = {}) {
     locks: tab.locks,
     BroadcastChannel: CapturingChannel,
     localStorage: tab.localStorage,
-    indexedDB,
+    indexedDB: indexedDB === undefined ? tab.indexedDB : indexedDB,
     document,
     addEventListener: (...args) => window.addEventListener(...args),
     removeEventListener: (...args) => window.removeEventListener(...args),
