@@ -576,10 +576,16 @@ class Entry {
     }
   }
 
-  /** Why the current term's epoch may repeat an earlier one (not committed in IndexedDB), or null. */
+  /**
+   * Why the current term's epoch may repeat an earlier one, or null: the core judged the
+   * term degraded (a claim it could not confirm is above it, its store timed out or went
+   * backwards), or the glue could not commit the epoch in IndexedDB.
+   */
   termDegraded() {
     const { token } = this;
     if (!token) return null;
+    const view = this.baton.runtime.view(this.resource);
+    if (view && view.degraded !== 'none' && view.epoch === token.epoch) return view.degraded;
     return this.baton.storage.health.isDurable(this.resource, token.epoch) ? null : 'epoch-not-durable';
   }
 
