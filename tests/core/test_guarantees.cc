@@ -418,3 +418,24 @@ TEST_CASE("storage: the late answer of a timed-out lease transaction does not st
   REQUIRE(find(fx, EffectKind::elected));
   CHECK(find(fx, EffectKind::elected)->epoch > old.epoch);
 }
+
+TEST_CASE("broadcast-only: an epoch answer that outlived a freeze and a clock jump is asked again") {
+  Node a(config("a", Authority::broadcast));
+  a.step(event(EventKind::join, 0, "ws"));
+  std::vector<Effect> fx;
+  for (int i = 0; i < 5 && !find(fx, EffectKind::allocate_epoch); ++i) fx = a.step(event(EventKind::tick, a.next_deadline()));
+  REQUIRE(find(fx, EffectKind::allocate_epoch));
+  // Frozen with the question in flight while the wall clock went back: the answer
+  // (16) may predate a term 17 that began and ended unheard.
+  Event done = event(EventKind::epoch_allocated, a.next_deadline() - 5000, "ws");
+  done.epoch = 16;
+  fx = a.step(done);
+  CHECK(!find(fx, EffectKind::elected));
+  REQUIRE(find(fx, EffectKind::allocate_epoch));
+  done.now_ms += 1;
+  done.epoch = 18;
+  fx = a.step(done);
+  REQUIRE(find(fx, EffectKind::elected));
+  CHECK(find(fx, EffectKind::elected)->epoch == 18);
+  CHECK(find(fx, EffectKind::elected)->degraded == Degraded::none);
+}

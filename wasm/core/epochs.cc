@@ -25,6 +25,7 @@ void Node::request_epoch(Resource& r, double now, Effects& out) {
   out.push_back(std::move(alloc));
   r.allocating = true;
   r.allocating_since_ms = now;
+  r.clock_went_back = false;
   r.wake_ms = std::min(r.wake_ms, now + config_.storage_timeout_ms);
 }
 
@@ -75,15 +76,23 @@ void Node::on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double 
   if (!r.allocating) return;  // nothing was asked (or it timed out): not an answer to us
   r.allocating = false;
   if (r.role != Role::candidate) return;  // the attempt ended meanwhile
+  // An answer that arrives late, across a backward clock jump, or to a tab whose timers
+  // stalled (frozen) is as old as the question: terms may have been claimed and ended
+  // meanwhile without this tab hearing them.
+  bool late = r.clock_went_back || now - r.allocating_since_ms > config_.storage_timeout_ms;
+  bool maybe_stale = late || timers_stalled(now);
   Degraded why = Degraded::none;
   if (!durable) {
     why = Degraded::not_durable;
-  } else if (claims_decide() && epoch <= r.floor_epoch && !r.reallocated) {
-    // Broadcast-only: a newer term was claimed while the counter answered. Allocate
-    // again above it (once: a store that ignores the floor is not asked for ever).
+  } else if (claims_decide() && !r.reallocated && (epoch <= r.floor_epoch || maybe_stale)) {
+    // Broadcast-only: a newer term was (or may have been) claimed while the counter
+    // answered. Allocate again, above it (once: a store that ignores the floor, or a tab
+    // that keeps freezing, is not asked for ever).
     request_epoch(r, now, out);
     r.reallocated = true;
     return;
+  } else if (claims_decide() && late) {
+    why = Degraded::storage_timeout;  // asked again, and again the answer came too late
   } else if (epoch <= r.floor_epoch) {
     why = Degraded::store_regressed;  // at or below an epoch this tab already used
   } else if (epoch <= r.max_epoch) {

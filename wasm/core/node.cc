@@ -155,6 +155,8 @@ void Node::handle_clock(double now) {
       shift(r.leaderless_since_ms);
       if (r.abdicate_asked_ms >= 0) shift(r.abdicate_asked_ms);
       shift(r.lease_started_ms);
+      shift(r.allocating_since_ms);
+      if (r.allocating) r.clock_went_back = true;
       shift(r.lease_seen_ms);
       shift(r.lease_valid_until_ms);
       shift(r.renew_ms);

@@ -208,6 +208,7 @@ class Node {
     bool stealing = false;           // a steal request is in flight
     bool allocating = false;         // an allocate_epoch effect awaits its answer
     double allocating_since_ms = 0;
+    bool clock_went_back = false;    // while allocating: how long the answer took is unknown
     bool reallocated = false;        // broadcast-only: asked again above a newer claim
     // Lease.
     LeaseOp lease_op = LeaseOp::none;
