@@ -220,3 +220,68 @@ TEST_CASE("dispose says goodbye, releases everything, and ends the node") {
   CHECK(a.next_deadline() == kNever);
   CHECK(a.step(event(EventKind::dispose, 11)).empty());
 }
+
+namespace {
+
+// Two broadcast-only tabs on one channel, run millisecond by millisecond: frames reach the
+// other tab at once, the epoch counter answers at once, and a crashed tab does nothing.
+struct Pair {
+  Node* tabs[2];
+  bool up[2] = {true, true};
+  uint64_t counter = 0;
+  double last_frame_ms[2] = {-1, -1};
+
+  void handle(int i, const std::vector<Effect>& fx, double t) {
+    for (const auto& e : fx) {
+      if (e.kind == EffectKind::broadcast) {
+        last_frame_ms[i] = t;
+        if (up[1 - i]) handle(1 - i, tabs[1 - i]->step(message(t, e.bytes)), t);
+      } else if (e.kind == EffectKind::allocate_epoch) {
+        counter = std::max(counter, e.epoch) + 1;
+        Event alloc = event(EventKind::epoch_allocated, t, e.resource);
+        alloc.epoch = counter;
+        handle(i, tabs[i]->step(alloc), t);
+      }
+    }
+  }
+  void run_until(double end, int watch = -1) {
+    for (double t = now; t < end; ++t) {
+      now = t;
+      for (int i = 0; i < 2; ++i) {
+        if (up[i] && tabs[i]->next_deadline() <= t) handle(i, tabs[i]->step(event(EventKind::tick, t)), t);
+      }
+      if (watch >= 0 && tabs[watch]->view("ws").role != Role::follower) return;
+    }
+    now = end;
+  }
+  double now = 0;
+};
+
+}  // namespace
+
+TEST_CASE("broadcast-only: a silent leader is replaced after takeoverMs even when that is many heartbeats") {
+  // Presence forgets a tab silent for six refresh intervals (3 s here); the takeover must
+  // still wait for the full suspect timeout after the leader's last heartbeat.
+  Config ca = config("a", Authority::broadcast), cb = config("b", Authority::broadcast);
+  for (Config* c : {&ca, &cb}) {
+    c->heartbeat_ms = 500;
+    c->suspect_ms = 4000;
+  }
+  Node a(ca), b(cb);
+  Pair world{{&a, &b}};
+  world.handle(0, a.step(event(EventKind::join, 0, "ws")), 0);
+  world.handle(1, b.step(event(EventKind::join, 0, "ws")), 0);
+  world.run_until(10000);
+  REQUIRE(a.view("ws").leader == b.view("ws").leader);
+  int leader = a.view("ws").role == Role::leader ? 0 : 1;
+  REQUIRE(world.tabs[leader]->view("ws").role == Role::leader);
+  int follower = 1 - leader;
+
+  world.up[leader] = false;  // crashes: no goodbye, no more heartbeats
+  double silent_since = world.last_frame_ms[leader];
+  world.run_until(30000, follower);
+  Role role = world.tabs[follower]->view("ws").role;
+  CHECK(role != Role::follower);
+  CHECK(world.now >= silent_since + ca.suspect_ms);
+  CHECK(world.now < silent_since + ca.suspect_ms + ca.heartbeat_ms);
+}

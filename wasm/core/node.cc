@@ -543,9 +543,7 @@ void Node::evaluate_broadcast(Resource& r, double now, Effects& out) {
   if (pos < 0) return;
   double base;
   if (!r.leader.empty()) {
-    const Candidate* leader = presence_.find(r.leader);
-    double progress = leader ? leader->last_progress_ms : r.leader_since_ms;
-    base = progress + config_.suspect_ms;
+    base = presence_.last_progress_ms(r.leader, r.leader_since_ms) + config_.suspect_ms;
   } else {
     base = r.named_successor ? now : r.leaderless_since_ms;
   }
@@ -810,8 +808,7 @@ bool Node::lease_takeover_allowed(const Resource& r, const LeaseRecord& rec, dou
 }
 
 bool Node::leader_silent(const Resource& r, double now, double limit) const {
-  const Candidate* leader = presence_.find(r.leader);
-  double progress = leader ? leader->last_progress_ms : r.leader_since_ms;
+  double progress = presence_.last_progress_ms(r.leader, r.leader_since_ms);
   return now - progress >= limit;  // the same boundary evaluate_broadcast uses
 }
 

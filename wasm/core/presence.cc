@@ -101,4 +101,10 @@ const Candidate* Presence::find(const std::string& id) const {
   return it == candidates_.end() ? nullptr : &it->second;
 }
 
+double Presence::last_progress_ms(const std::string& id, double fallback) const {
+  if (const Candidate* c = find(id)) return c->last_progress_ms;
+  auto old = forgotten_.find(id);
+  return old == forgotten_.end() ? fallback : old->second.last_progress_ms;
+}
+
 }  // namespace baton

@@ -63,6 +63,10 @@ class Presence {
   void shift(double delta_ms);
 
   const Candidate* find(const std::string& id) const;
+  // When `id` last made progress, also after it was pruned (a silent leader is pruned
+  // after six refresh intervals, which can be sooner than the takeover timeout);
+  // `fallback` when this table never heard of it or has forgotten it.
+  double last_progress_ms(const std::string& id, double fallback) const;
   // Rate limit for requests a sender makes (abdicate): true, and the request counts,
   // when `id` is known and none of its requests was honoured within `every_ms`.
   bool allow_request(const std::string& id, double now_ms, double every_ms);
