@@ -14,10 +14,12 @@
 const STORES = ['epochs', 'leases'];
 /**
  * The deadline of one open or transaction: below the core's own deadline for a storage
- * answer (1.5 s), so that a failing store is reported by the glue, with its cause, before
- * the core gives up on it.
+ * answer (3 s), so that a failing store is reported by the glue, with its cause, before
+ * the core gives up on it. A busy renderer on a loaded machine can take over a second for
+ * a healthy transaction; three late ones in a row end the lease mode, so the deadline
+ * catches a hung store, not a slow one.
  */
-export const STORAGE_TIMEOUT_MS = 1000;
+export const STORAGE_TIMEOUT_MS = 2500;
 
 export class Database {
   /**

@@ -53,7 +53,7 @@ struct Config {
   double hello_window_ms = 150;       // broadcast-only: a leader answers a hello within this
   double backoff_base_ms = 250;
   double backoff_max_ms = 10000;
-  double storage_timeout_ms = 1500;   // an epoch or lease answer later than this counts as failed
+  double storage_timeout_ms = 3000;   // an epoch or lease answer later than this counts as failed
   double start_ms = 0;                // wall time the tab started (age bonus)
   uint64_t seed = 1;
   size_t log_capacity = 128;
