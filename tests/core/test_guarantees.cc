@@ -7,28 +7,12 @@
 #include <vector>
 
 #include "core/node.h"
+#include "node_helpers.h"
 
 using namespace baton;
+using namespace baton::test;
 
 namespace {
-
-Config config(const std::string& id, Authority a = Authority::web_locks) {
-  Config c;
-  c.id = id;
-  c.authority = a;
-  c.app_version = "1.0";
-  c.capabilities = {"ws.owner.v1"};
-  c.seed = 7;
-  return c;
-}
-
-Event event(EventKind kind, double now, const std::string& resource = "") {
-  Event e;
-  e.kind = kind;
-  e.now_ms = now;
-  e.resource = resource;
-  return e;
-}
 
 Event message(double now, const wire::Frame& f, std::vector<uint8_t>& keep) {
   keep = wire::encode(f);
@@ -41,11 +25,6 @@ Event message(double now, const wire::Frame& f, std::vector<uint8_t>& keep) {
 std::vector<Effect> deliver(Node& n, double now, const wire::Frame& f) {
   std::vector<uint8_t> bytes;
   return n.step(message(now, f, bytes));
-}
-
-const Effect* find(const std::vector<Effect>& fx, EffectKind kind) {
-  auto it = std::find_if(fx.begin(), fx.end(), [kind](const Effect& e) { return e.kind == kind; });
-  return it == fx.end() ? nullptr : &*it;
 }
 
 wire::Frame peer(const std::string& sender, wire::Kind kind = wire::Kind::presence) {
@@ -65,14 +44,6 @@ wire::Frame claim(const std::string& sender, const std::string& res, uint64_t ep
   f.claims = {{res, epoch}};
   f.tick_seq = tick_seq;
   return f;
-}
-
-std::vector<Effect> lead(Node& n, const std::string& res, double now, uint64_t epoch) {
-  n.step(event(EventKind::join, now, res));
-  n.step(event(EventKind::lock_granted, now + 1, res));
-  Event alloc = event(EventKind::epoch_allocated, now + 2, res);
-  alloc.epoch = epoch;
-  return n.step(alloc);
 }
 
 // Runs the node's own timer until `until`, delivering `frame` every `every_ms` between

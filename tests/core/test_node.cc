@@ -8,39 +8,18 @@
 #include <vector>
 
 #include "core/node.h"
+#include "node_helpers.h"
 
 using namespace baton;
+using namespace baton::test;
 
 namespace {
-
-Config config(const std::string& id, Authority a = Authority::web_locks) {
-  Config c;
-  c.id = id;
-  c.authority = a;
-  c.app_version = "1.0";
-  c.capabilities = {"ws.owner.v1"};
-  c.seed = 7;
-  return c;
-}
-
-Event event(EventKind kind, double now, const std::string& resource = "") {
-  Event e;
-  e.kind = kind;
-  e.now_ms = now;
-  e.resource = resource;
-  return e;
-}
 
 Event message(double now, const std::vector<uint8_t>& bytes) {
   Event e = event(EventKind::message, now);
   e.data = bytes.data();
   e.size = bytes.size();
   return e;
-}
-
-const Effect* find(const std::vector<Effect>& fx, EffectKind kind) {
-  auto it = std::find_if(fx.begin(), fx.end(), [kind](const Effect& e) { return e.kind == kind; });
-  return it == fx.end() ? nullptr : &*it;
 }
 
 std::vector<wire::Frame> frames(const std::vector<Effect>& fx) {
@@ -62,14 +41,6 @@ std::vector<uint8_t> last_broadcast(const std::vector<Effect>& fx) {
 }
 
 // Takes a Web Locks node from nothing to leader of `res` with `epoch`.
-std::vector<Effect> lead(Node& n, const std::string& res, double now, uint64_t epoch) {
-  n.step(event(EventKind::join, now, res));
-  n.step(event(EventKind::lock_granted, now + 1, res));
-  Event alloc = event(EventKind::epoch_allocated, now + 2, res);
-  alloc.epoch = epoch;
-  return n.step(alloc);
-}
-
 }  // namespace
 
 TEST_CASE("a frozen leader's replies carry no progress, so they do not stop the steal") {
