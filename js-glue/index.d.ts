@@ -690,7 +690,6 @@ export function createLeaderElection<C extends { readonly name: string } | strin
 
 /** @internal Leak checks for this package's tests. */
 export const __internal: {
-  emvalHandles(): number;
   liveCores(): number;
   coreSessions(): number;
   heapBytes(): number;
