@@ -683,10 +683,11 @@ export interface LeaderElector<C = { readonly name: string }> {
 }
 
 /** `channel`: a BroadcastChannel (broadcast-channel's or the native one; only its name is used) or a name. */
-export function createLeaderElection<C extends { readonly name: string } | string>(
+export function createLeaderElection<C extends { readonly name: string }>(
   channel: C,
   options?: LeaderElectionOptions,
 ): LeaderElector<C>;
+export function createLeaderElection(channel: string, options?: LeaderElectionOptions): LeaderElector<string>;
 
 /** @internal Leak checks for this package's tests. */
 export const __internal: {
