@@ -191,4 +191,22 @@ describe("broadcast-channel's tests in Node as they run there (Node's own Broadc
     await second.elector.awaitLeadership();
     assert.equal(second.elector.isLeader, true);
   });
+
+  // broadcast-channel's test: twenty electors, one leader 200 ms after the first appears.
+  // In one busy Node process the takeover timers of many electors fire in one burst, before
+  // any of their hellos or claims is delivered, so several lead until their heartbeats meet
+  // (up to about one heartbeat). Broadcast-only has no authority to stop that; the fix is a
+  // candidacy round in the core (announce, then claim only if no better candidate spoke).
+  test('of twenty electors one leads 200 ms after the first', { todo: 'broadcast-only: a burst of simultaneous takeovers in one busy process leads several until their heartbeats meet' }, async () => {
+    const name = `parity-node20-${process.pid}-${(seq += 1)}`;
+    const list = Array.from({ length: 20 }, () => {
+      const channel = new PubkeyChannel(name, { type: 'simulate' });
+      channels.push(channel);
+      return { channel, elector: createLeaderElection(channel) };
+    });
+    list.forEach((c) => c.elector.awaitLeadership());
+    await waitFor(() => leaders(list).length >= 1, { what: 'a leader' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(leaders(list).length, 1);
+  });
 });
