@@ -587,7 +587,7 @@ export interface CreateOpts {
   id?: string;
   /** Default 1000. */
   heartbeatMs?: number;
-  /** Leader silence before takeover. Default 3000. */
+  /** Leader silence before takeover; longer than `heartbeatMs`. Default 3000, or 3 × `heartbeatMs` when longer. */
   takeoverMs?: number;
   /** Tests: force the BroadcastChannel (broadcast-only) mode. */
   _forceFallback?: boolean;
@@ -646,6 +646,7 @@ export interface LeaderElectionOptions {
   fallbackInterval?: number;
   /** Accepted for compatibility; unused. */
   responseTime?: number;
+  /** Shorter than `fallbackInterval`. Default 1000, or a third of `fallbackInterval` when shorter. */
   heartbeatMs?: number;
   authority?: 'auto' | Authority;
   env?: BatonEnv;
