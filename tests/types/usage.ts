@@ -25,7 +25,10 @@ import {
   type Token,
 } from 'tab-baton';
 import { createBrowser, type FakeTab } from 'tab-baton/testing';
-import { BroadcastChannel as PubkeyChannel } from 'broadcast-channel';
+import { BroadcastChannel as PubkeyChannel, type LeaderElector as PubkeyLeaderElector } from 'broadcast-channel';
+import { leaderElection as awaforgeEntry } from 'tab-baton/awaforge';
+import { requestLeadership as requestLeadershipEntry } from 'tab-baton/request-leadership';
+import { createLeaderElection as createLeaderElectionEntry } from 'tab-baton/broadcast-channel';
 
 declare function send(url: string, body: unknown): Promise<Response>;
 
@@ -134,6 +137,17 @@ export async function broadcastChannelStyle(): Promise<void> {
   // A native channel or a name works too.
   createLeaderElection(new BroadcastChannel('native'));
   createLeaderElection('by-name').awaitLeadership();
+  // Code typed against broadcast-channel's own LeaderElector keeps compiling.
+  const typedByTheLibrary: PubkeyLeaderElector = createLeaderElection(new PubkeyChannel('typed'));
+  await typedByTheLibrary.applyOnce();
+}
+
+// The subpath entries give the same APIs.
+export function subpaths(): void {
+  const election: Election = awaforgeEntry.create({ channel: 'a' });
+  const relinquish: () => void = requestLeadershipEntry('b', () => {});
+  const elector: LeaderElector<string> = createLeaderElectionEntry('c');
+  console.log(election.id, relinquish, elector.token);
 }
 
 // 5. tab-baton/testing: many tabs in one process (Node tests).
