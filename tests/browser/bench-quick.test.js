@@ -98,6 +98,17 @@ test('bench/run.sh --quick produces figures for every library and case', { timeo
         assert.ok(row.tabs.every((t) => ['posted', 'delivered', 'wakeups', 'cpuMs'].every((k) => isNumber(t[k]))), `idle ${key} N=${row.n}: rates`);
       }
     }
+    // Requests to the leader beside tab-election's call: every round trip timed; Baton's
+    // request in flight at the leader's close is answered by the next leader, none lost.
+    const q = r.requests.config;
+    for (const key of ['baton', 'tab-election']) {
+      const x = r.requests.results[key];
+      assert.equal(x.roundTrip.filter(isNumber).length, Math.ceil(q.roundTrips / q.batches) * q.batches, `requests ${key}: every round trip`);
+      assert.equal(trials(x.close).length, q.closeTrials, `requests ${key}: close trials (${JSON.stringify(x.close)})`);
+    }
+    for (const t of trials(r.requests.results.baton.close)) {
+      assert.ok(isNumber(t.firstAnswer) && t.unanswered === 0, `requests baton: answered by the next leader, none lost (${JSON.stringify(t)})`);
+    }
     // Core throughput, native and wasm.
     assert.ok(r.throughput.native.decodeStep > 0 && r.throughput.wasm.glue.framesPerSecond > 0 && r.throughput.wasm.baton.framesPerSecond > 0, 'throughput');
     assert.equal(r.throughput.wasm.raw.malformed, 0, 'the JS-encoded frames decode in the core');
