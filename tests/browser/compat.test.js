@@ -99,7 +99,8 @@ async function oldFirstThenBaton({ old, baton, lockName, name }) {
     await waitFor(async () => (await locks(ours)).pending.some((l) => l.name === lockName), { what: 'Baton waits in the lock queue' });
 
     await closeTab(first);
-    await waitFor(() => leading(ours), { what: `${baton} leads after the ${old} tab closed` });
+    // A grant and an epoch transaction: seconds on a loaded machine.
+    await waitFor(() => leading(ours), { timeoutMs: 20000, what: `${baton} leads after the ${old} tab closed` });
     assert.ok((await locks(ours)).held.some((l) => l.name === lockName), `${baton} holds the lock ${lockName}`);
 
     const second = await openCompat(old, name);
@@ -108,7 +109,7 @@ async function oldFirstThenBaton({ old, baton, lockName, name }) {
     assert.equal(await leading(second), false);
     assert.equal(await leading(ours), true);
     await release(ours);
-    await waitFor(() => leading(second), { what: `${old} leads after ${baton} gave up` });
+    await waitFor(() => leading(second), { timeoutMs: 20000, what: `${old} leads after ${baton} gave up` });
     await release(second);
   } finally {
     const { overlaps, polls } = await watch.stop();
@@ -145,7 +146,7 @@ describe('compatibility APIs beside the code they replace, in Chromium', { timeo
         await waitFor(async () => (await locks(plain)).pending.some((l) => l.name === name), { what: 'the plain tab queues' });
         assert.equal(await leading(plain), false);
         await closeTab(ours);
-        await waitFor(() => leading(plain), { what: `plain leads after the ${baton} tab closed` });
+        await waitFor(() => leading(plain), { timeoutMs: 20000, what: `plain leads after the ${baton} tab closed` });
       } finally {
         const { overlaps } = await watch.stop();
         assert.equal(overlaps, 0);
