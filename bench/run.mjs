@@ -7,7 +7,8 @@
 //     --quick     few trials, small N (about 90 s); does not rewrite bench/RESULTS.md unless --write
 //     --write     rewrite bench/RESULTS.md (the default without --quick)
 //     --json F    also write the raw results as JSON to F (default bench/out/results-<mode>.json)
-//     --only P    comma-separated subset of: size,throughput,startup,handover,diagnose,fallback,frozen,idle
+//     --only P    comma-separated subset of: size,throughput,startup,handover,diagnose,fallback,frozen,idle,requests
+//                 (with --only requests, --write replaces only that section of bench/RESULTS.md)
 //     --trials N  N trials per hand-over, frozen and start-up case instead of the mode's count
 //     --tabs N    N tabs per group instead of the mode's count
 //     --before F  an earlier run's raw JSON: its targets beside this run's (printed, and in RESULTS.md)
@@ -23,6 +24,9 @@ import { attachConsoleRouter, sameWindowOpener } from './lib/tabs.mjs';
 import { handovers, frozen, startup, idle } from './lib/scenarios.mjs';
 import { measureSizes } from './lib/size.mjs';
 import { renderMarkdown, renderTargets } from './lib/report.mjs';
+import { requests } from './lib/requests.mjs';
+import { requestsSection, summarizeRequests, withRequestsSection } from './lib/requests-report.mjs';
+import { ms } from './lib/stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -35,6 +39,11 @@ const mode = quick ? 'quick' : 'full';
 const jsonOut = option('--json') || path.join(root, 'bench', 'out', `results-${mode}.json`);
 const only = option('--only') ? new Set(option('--only').split(',')) : null;
 const phase = (name) => !only || only.has(name);
+const onlyRequests = only && only.size === 1 && only.has('requests');
+if (only && write && !onlyRequests) {
+  console.error('bench/run.mjs: a partial run (--only) rewrites bench/RESULTS.md only for --only requests; add --no-write');
+  process.exit(2);
+}
 
 const version = (pkg) => JSON.parse(readFileSync(path.join(root, 'node_modules', pkg, 'package.json'), 'utf8')).version;
 
@@ -58,10 +67,10 @@ const FALLBACK = SUBJECTS.filter((s) => s.group === 'fallback');
 const CONFIG = quick
   ? { tabs: 2, handoverTrials: 1, fallbackCloseTrials: 1, fallbackCrashTrials: 1, frozenTrials: 1, startupTrials: 1, diagnoseTrials: 0,
       idleNs: [2, 3], idleWarmupMs: 300, idleWindowMs: 1000, frozenWaitMs: 4500, frozenSettleMs: 500, frozenLeadMs: 300,
-      handoverSettleMs: 150, frames: 100000 }
+      handoverSettleMs: 150, frames: 100000, requests: { tabs: 3, roundTrips: 20, batches: 2, closeTrials: 1, timeoutMs: 10000 } }
   : { tabs: 5, handoverTrials: 20, fallbackCloseTrials: 20, fallbackCrashTrials: 20, frozenTrials: 10, startupTrials: 20, diagnoseTrials: 10,
       idleNs: [2, 10, 50], idleWarmupMs: 1500, idleWindowMs: 6000, frozenWaitMs: 8000, frozenSettleMs: 1000, frozenLeadMs: 1000,
-      handoverSettleMs: 250, frames: 1000000 };
+      handoverSettleMs: 250, frames: 1000000, requests: { tabs: 5, roundTrips: 300, batches: 6, closeTrials: 10, timeoutMs: 5000 } };
 if (option('--trials')) {
   const n = Number(option('--trials'));
   for (const key of ['handoverTrials', 'fallbackCloseTrials', 'fallbackCrashTrials', 'frozenTrials', 'startupTrials']) CONFIG[key] = n;
@@ -156,6 +165,14 @@ async function main() {
       const traced = { ...SUBJECTS[0], key: 'baton-traced', query: { trace: '1' } };
       results.diagnose = (await handovers(bench, [traced], { ...common, kinds: ['close'], trials: CONFIG.diagnoseTrials || 2, timeoutMs: 5000 }))[traced.key].close;
     }
+    if (phase('requests')) {
+      const load1 = os.loadavg()[0];
+      const measured = await requests(bench, { ...CONFIG.requests, log });
+      results.requests = { config: CONFIG.requests, date: new Date().toISOString(), command: `node bench/run.mjs ${argv.join(' ')}`.trim(), load1, results: measured };
+      for (const [key, x] of Object.entries(summarizeRequests(results.requests))) {
+        log(`requests ${key}: round trip p50 ${ms(x.roundTrip.median, 2)}, p95 ${ms(x.roundTrip.p95, 2)}; close -> first answer median ${ms(x.firstAnswer.median)}, ${x.answeredByNext}/${x.trials} answered by the next leader, ${x.unanswered} unanswered`);
+      }
+    }
     if (phase('fallback')) {
       results.fallback ??= { close: {}, crash: {} };
       const x = await handovers(bench, FALLBACK, { ...common, kinds: ['close'], trials: CONFIG.fallbackCloseTrials, timeoutMs: 10000 });
@@ -192,7 +209,7 @@ async function main() {
   const idleOpts = { ns: CONFIG.idleNs, warmupMs: CONFIG.idleWarmupMs, windowMs: CONFIG.idleWindowMs, log };
 
   try {
-    const browserPhases = ['startup', 'handover', 'diagnose', 'fallback', 'frozen'].some(phase);
+    const browserPhases = ['startup', 'handover', 'diagnose', 'fallback', 'frozen', 'requests'].some(phase);
     // Quick mode runs in one browser (launched unthrottled for the idle phase) and measures
     // the idle cost of all subjects at once: it keeps the benchmark working, it does not
     // measure cleanly.
@@ -237,7 +254,11 @@ async function main() {
   console.log(`\n${renderTargets(results)}`);
   const before = option('--before') ? JSON.parse(readFileSync(option('--before'), 'utf8')) : null;
   if (before) console.log(`\nBefore (${before.mode} run of ${before.date}):\n${renderTargets(before)}`);
-  if (write) {
+  if (write && onlyRequests) {
+    const file = path.join(here, 'RESULTS.md');
+    writeFileSync(file, withRequestsSection(readFileSync(file, 'utf8'), requestsSection(results)));
+    log('wrote the requests section of bench/RESULTS.md');
+  } else if (write) {
     // The reliability figures come from other long runs (soak, fuzzing, chaos): kept as written.
     const reliability = path.join(here, 'RELIABILITY.md');
     writeFileSync(path.join(here, 'RESULTS.md'), renderMarkdown(results, { before }) + readFileSync(reliability, 'utf8'));

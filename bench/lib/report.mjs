@@ -1,4 +1,5 @@
 // Turns the raw results of bench/run.mjs into the target check (printed) and bench/RESULTS.md.
+import { requestsSection } from './requests-report.mjs';
 import { summarize, ms, num, kb, triple } from './stats.mjs';
 import { DEFAULT_RANK_STAGGER_MS, DEFAULT_STEAL_GRACE_MS } from '../../js-glue/src/constants.js';
 
@@ -514,6 +515,7 @@ Baton beside \`broadcast-channel\`'s LeaderElection, \`tab-election\` and the ba
   }
   if (r.diagnose) parts.push(diagnoseSection(r));
   if (r.frozen || r.frozenSilent) parts.push(`## Frozen leader\n\n${c.tabs} tabs; the leader's tab is frozen for real over CDP. Measured in seconds, so the libraries run side by side (separate windows and names), in two batches: with Web Locks (and Baton's silent freeze), then without Web Locks together with the fallback crash hand-overs${r.mode === 'quick' ? ' (quick mode: one batch)' : ''}.\n\n${frozenSection(r)}`);
+  if (r.requests) parts.push(requestsSection(r));
   if (r.startup) parts.push(startupSection(r));
   if (r.size) parts.push(sizeSection(r));
   if (r.idle) parts.push(idleSection(r));

@@ -25,7 +25,7 @@ import { authorityReason, chooseAuthority, isNodeWithoutEnv, randomId, randomSee
 import { namesFor } from './names.js';
 import { watchLifecycle } from './lifecycle.js';
 import { leaderState, loadTalk } from './talk-lazy.js';
-import { deposed, disposedError, epochNotDurable, reportError, staleOwner } from './errors.js';
+import { deposed, disposedError, EpochNotDurableError, reportError, staleOwner } from './errors.js';
 import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_LOG_CAPACITY } from './constants.js';
 import {
   LIMITS,
@@ -624,7 +624,7 @@ class Entry {
     }
     // An epoch that may repeat an earlier term's: no effect runs under it.
     const why = this.termDegraded();
-    if (why) return Promise.reject(epochNotDurable(this.resource, token.epoch, this.baton.storage.health.failure ?? why));
+    if (why) return Promise.reject(new EpochNotDurableError(this.resource, token.epoch, this.baton.storage.health.failure ?? why));
     const { signal } = this.controller;
     return new Promise((resolve) => resolve(fn(token, signal)));
   }

@@ -119,6 +119,17 @@ test('bench/run.sh --quick produces figures for every library and case', { timeo
       assert.ok(x.ok === true || x.ok === false || x.ok === null, `target ${x.id}: met, missed or n/a`);
       if (x.ok === false && x.id !== 'size' && !x.id.startsWith('idle-')) assert.ok(x.cause, `missed target ${x.id} has its measured cause`);
     }
+    // Requests to the leader beside tab-election's call: every round trip timed; Baton's
+    // request in flight at the leader's close is answered by the next leader, none lost.
+    const q = r.requests.config;
+    for (const key of ['baton', 'tab-election']) {
+      const x = r.requests.results[key];
+      assert.equal(x.roundTrip.filter(isNumber).length, Math.ceil(q.roundTrips / q.batches) * q.batches, `requests ${key}: every round trip`);
+      assert.equal(trials(x.close).length, q.closeTrials, `requests ${key}: close trials (${JSON.stringify(x.close)})`);
+    }
+    for (const t of trials(r.requests.results.baton.close)) {
+      assert.ok(isNumber(t.firstAnswer) && t.unanswered === 0, `requests baton: answered by the next leader, none lost (${JSON.stringify(t)})`);
+    }
     // Core throughput, native and wasm.
     assert.ok(r.throughput.native.decodeStep > 0 && r.throughput.wasm.glue.framesPerSecond > 0 && r.throughput.wasm.baton.framesPerSecond > 0, 'throughput');
     assert.equal(r.throughput.wasm.raw.malformed, 0, 'the JS-encoded frames decode in the core');
