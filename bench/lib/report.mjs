@@ -411,7 +411,7 @@ function throughputSection(r) {
   return `## Core throughput\n\nFrames per second, the best of ${t.runs || 1} runs (the wasm paths: best of two rounds within each run). The workload of bench/core_throughput.cc: a ${t.native.frameBytes}-byte heartbeat of a leader holding two terms, fed to a follower that joined both resources, ${t.frames} frames. Native: build/native/bench/baton_bench_core (RelWithDebInfo, -O2). WebAssembly: bench/wasm-throughput.mjs in Node ${r.machine.node}, the shipped MinSizeRel (-Oz) build, the same frames (encoded in JS exactly as wire::encode does: ${t.wasm.frameBytes} bytes, ${t.wasm.raw.malformed} malformed).\n\n${table(['path', 'frames/s', 'native ÷ this'], [
     ['native: decode only', num(t.native.decode, 0), ''],
     ['native: decode + step', num(t.native.decodeStep, 0), '1.0×'],
-    ['wasm: the one embind call per frame (`step`) over a record already encoded: boundary + decode + step', num(t.wasm.raw.framesPerSecond, 0), ratio(t.wasm.raw.framesPerSecond)],
+    ['wasm: the one call per frame (`step`) over a record already encoded: boundary + decode + step', num(t.wasm.raw.framesPerSecond, 0), ratio(t.wasm.raw.framesPerSecond)],
     ['wasm through the glue\'s Core wrapper (`message()`, effects copied out)', num(t.wasm.glue.framesPerSecond, 0), ratio(t.wasm.glue.framesPerSecond)],
     [`wasm through a whole Baton (tab-baton/testing fakes: channel event with structured clone, runtime queue, timer re-arm; ${t.wasm.baton.frames} frames)`, num(t.wasm.baton.framesPerSecond, 0), ratio(t.wasm.baton.framesPerSecond)],
   ])}\n\nA tab receives a heartbeat per second per leader it follows, so even the slowest path is some ${Math.round((t.wasm.baton.framesPerSecond || 0) / 1000)} thousand times what an idle follower needs.\n`;
@@ -467,7 +467,7 @@ function analysis(r) {
   if (missed.has('size') && r.size) {
     const z = r.size;
     const g = (label) => z.code?.groups.find((x) => x.label.startsWith(label))?.bytes;
-    out.push(`**Size.** ${z.shipped.gzip} B gzip against 20480 B: the createBaton app's JS ${z.app.js.gzip} B (the Emscripten + embind runtime ${z.runtime.gzip} B of it) and the wasm ${z.wasm.gzip} B${z.code ? `, whose ${z.sections.find((x) => x.name === 'code')?.bytes} B of code are mostly the core (${(g('bindings.cc') ?? 0) + (g('core:') ?? 0) + (g('core: state') ?? 0) + (g('core: presence') ?? 0)} B) and libc++ (${g('libc++')} B: std::string, map, deque, vector)` : ''}. What would close it: flat fixed-capacity storage in the core instead of maps of strings and deques, a smaller glue for createBaton, and \`-sMINIMAL_RUNTIME\`.`);
+    out.push(`**Size.** ${z.shipped.gzip} B gzip against 20480 B: the createBaton app's JS ${z.app.js.gzip} B (the Emscripten + embind runtime ${z.runtime.gzip} B of it) and the wasm ${z.wasm.gzip} B${z.code ? `, whose ${z.sections.find((x) => x.name === 'code')?.bytes} B of code are mostly the core (${(g('bindings.cc') ?? 0) + (g('core:') ?? 0) + (g('core: state') ?? 0) + (g('core: presence') ?? 0)} B) and libc++ (${g('libc++')} B: std::string, map, deque, vector)` : ''}. What would close it: flat fixed-capacity storage in the core instead of maps of strings and deques, and a smaller glue for createBaton.`);
   }
   for (const key of ['baton', 'baton-broadcast', 'baton-lease']) {
     if (!missed.has(`idle-${key}`)) continue;
