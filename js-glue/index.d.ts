@@ -697,7 +697,6 @@ export function createLeaderElection(channel: string, options?: LeaderElectionOp
 
 /** @internal Leak checks for this package's tests. */
 export const __internal: {
-  emvalHandles(): number;
   liveCores(): number;
   coreSessions(): number;
   heapBytes(): number;
