@@ -524,13 +524,18 @@ declare global {
   var __baton: BatonTestHooks | undefined;
 }
 
-/** Rejection of a guarded effect under an epoch that was not stored durably, so may repeat. */
-export interface EpochNotDurableError extends Error {
-  code: 'EPOCH_NOT_DURABLE';
-  resource: string;
-  epoch: number;
+/**
+ * Rejection of a guarded effect under an epoch that was not stored durably, so may repeat.
+ * Catch it with `instanceof EpochNotDurableError` or by `code`.
+ */
+export class EpochNotDurableError extends Error {
+  private constructor();
+  readonly name: 'EpochNotDurableError';
+  readonly code: 'EPOCH_NOT_DURABLE';
+  readonly resource: string;
+  readonly epoch: number;
   /** As in `metrics().degradedReason`. */
-  reason: string;
+  readonly reason: string;
 }
 
 /**
@@ -692,7 +697,6 @@ export function createLeaderElection(channel: string, options?: LeaderElectionOp
 
 /** @internal Leak checks for this package's tests. */
 export const __internal: {
-  emvalHandles(): number;
   liveCores(): number;
   coreSessions(): number;
   heapBytes(): number;

@@ -20,6 +20,7 @@ import {
   type LeadershipChange,
   type LeaderElector,
   DeposedError,
+  EpochNotDurableError,
   StaleOwnerError,
   type DuplicateLeaderEvent,
   type Token,
@@ -67,6 +68,7 @@ export async function orchestrator(): Promise<void> {
     console.log(status);
   } catch (error) {
     if (error instanceof StaleOwnerError) console.log('another tab took over', error.code, error.epoch, error.highest);
+    else if (error instanceof EpochNotDurableError) console.log('storage not trusted', error.code, error.reason);
   }
   const state: 'follower' | 'candidate' | 'leader' | 'stepping-down' | 'released' = ws.state();
   const token: Token | null = ws.token();
