@@ -81,8 +81,12 @@ await build({ ...cjs, entryPoints: [ENTRIES.index], outfile: path.join(dist, 'in
 await build({ ...cjs, entryPoints: [ENTRIES.testing], outfile: path.join(dist, 'testing.cjs') });
 for (const name of ['server', 'fenced-idb']) await build({ ...cjs, entryPoints: [ENTRIES[name]], outfile: path.join(dist, `${name}.cjs`) });
 // TypeScript reads a .d.ts next to a "type": "module" package as ESM; the CommonJS builds get
-// the same declarations as .d.cts (they import nothing, so a copy is exact).
-for (const name of ['index', 'testing', 'server', 'fenced-idb']) copyFileSync(path.join(here, `${name}.d.ts`), path.join(dist, `${name}.d.cts`));
+// the same declarations as .d.cts, whose imports of './index.js' (the shared StaleOwnerError)
+// name the CommonJS declarations instead.
+for (const name of ['index', 'testing', 'server', 'fenced-idb']) {
+  const types = readFileSync(path.join(here, `${name}.d.ts`), 'utf8').replaceAll("from './index.js'", "from './index.cjs'");
+  writeFileSync(path.join(dist, `${name}.d.cts`), types);
+}
 
 const gz = (file) => gzipSync(readFileSync(file), { level: 9 }).length;
 for (const name of readdirSync(dist).sort()) {
