@@ -2,8 +2,8 @@
 // Core throughput in WebAssembly, in Node: the workload of bench/core_throughput.cc (a
 // realistic 121-byte heartbeat from a leader holding two terms, fed to a follower that joined
 // both resources), stepped
-//   1. raw: the one embind call per event (`step`) over a record written into the shared
-//      buffer beforehand: boundary + decode + step;
+//   1. raw: the one call per event (`step`, the module's wasm export) over a record written
+//      into the shared buffer beforehand: boundary + decode + step;
 //   2. glue: through the glue's Core wrapper (js-glue/src/core.js `message()`), which also
 //      copies the step's effects out into plain objects: what the runtime does per frame;
 //   3. baton: through a whole Baton (createBaton with the tab-baton/testing fakes): channel
@@ -116,13 +116,14 @@ export async function measure(n = frames) {
   });
   const rawRun = () => {
     const c = follower();
-    const data = new DataView(M.HEAPU8.buffer);
+    const heap = M.heap();
+    const data = new DataView(heap.buffer);
     let now = 1;
     const { seconds, result } = timeIt(n, (count) => {
       let bytes = 0;
       for (let i = 0; i < count; i += 1) {
         const r = records[i & mask];
-        M.HEAPU8.set(r, io);
+        heap.set(r, io);
         data.setFloat64(io + 3, now, true);
         bytes += M.step(c.handle, r.length);
         now += 0.01;
@@ -194,7 +195,7 @@ if (isMain) {
   if (json) console.log(JSON.stringify(r));
   else {
     console.log(`core (wasm): heartbeat frame ${r.frameBytes} bytes`);
-    console.log(`core (wasm): one embind call per frame  ${r.raw.framesPerSecond.toFixed(0).padStart(12)} frames/s (${r.raw.received} received, ${r.raw.malformed} malformed)`);
+    console.log(`core (wasm): one step call per frame    ${r.raw.framesPerSecond.toFixed(0).padStart(12)} frames/s (${r.raw.received} received, ${r.raw.malformed} malformed)`);
     console.log(`core (wasm): glue Core decode + step    ${r.glue.framesPerSecond.toFixed(0).padStart(12)} frames/s (${r.glue.effects} effects)`);
     console.log(`core (wasm): whole Baton (fakes)        ${r.baton.framesPerSecond.toFixed(0).padStart(12)} frames/s (${r.baton.received} received)`);
   }
