@@ -240,6 +240,39 @@ describe('compatibility APIs beside the code they replace, in Chromium', { timeo
     await oldFirstThenBaton({ old: 'bc-library', baton: 'bc-ours', lockName: `pubkey-bc||native||${name}`, name });
   });
 
+  it('the drop-in in same-origin iframes (broadcast-channel\'s e2e setup): one leads; removing its iframe hands over', async () => {
+    const tab = await browser.openTab(`${server.url}test-pages/bc-suite.html`);
+    const name = uniqueName('iframes');
+    try {
+      await tab.page.evaluate((src) => {
+        for (let i = 0; i < 3; i += 1) {
+          const frame = document.createElement('iframe');
+          frame.src = src;
+          document.body.append(frame);
+        }
+      }, `/test-pages/compat.html?api=bc-ours&name=${encodeURIComponent(name)}`);
+      const states = () =>
+        tab.page.evaluate(() => [...document.querySelectorAll('iframe')].map((f) => {
+          const state = f.contentWindow.__compat;
+          return state ? { ready: state.ready, error: state.error, leading: state.ready && state.isLeader() } : null;
+        }));
+      await waitFor(async () => (await states()).every((s) => s && (s.ready || s.error)), { timeoutMs: 30000, what: 'three iframes ready' });
+      assert.deepEqual((await states()).map((s) => s.error), [null, null, null]);
+      await waitFor(async () => (await states()).filter((s) => s.leading).length === 1, { timeoutMs: 20000, what: 'one iframe leads' });
+      const removed = await tab.page.evaluate(() => {
+        const frames = [...document.querySelectorAll('iframe')];
+        const index = frames.findIndex((f) => f.contentWindow.__compat.isLeader());
+        frames[index].remove();
+        return index;
+      });
+      assert.ok(removed >= 0);
+      await waitFor(async () => (await states()).filter((s) => s.leading).length === 1, { timeoutMs: 20000, what: 'another iframe leads' });
+      assert.equal((await states()).length, 2);
+    } finally {
+      await tab.page.close().catch(() => {});
+    }
+  });
+
   it('a Baton tab that leads makes the plain pattern wait, in every style', async () => {
     for (const baton of ['awaforge', 'request']) {
       const name = uniqueName(`first-${baton}`);
