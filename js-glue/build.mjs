@@ -56,18 +56,19 @@ const common = {
 
 // Chunks stay beside the entries: the core's chunk finds baton-core.wasm next to itself.
 const esm = await build({ ...common, entryPoints: ENTRIES, outdir: dist, format: 'esm', splitting: true, chunkNames: '[name]-[hash]', write: false });
-// Node reads the wasm with fs, imported under a computed name that browser bundlers leave
-// alone; webpack still warns about it unless told to ignore it, and minifying drops comments.
-const NODE_IMPORT = 'import(["node:fs"][0])';
+// The one import of a name known only at run time (src/import-at-run-time.js: Node's fs, the
+// optional `unload`): webpack and Vite warn about it unless told to leave it, and minifying
+// drops comments.
+const RUNTIME_IMPORT = /\bimport\(([A-Za-z_$][\w$]*)\)/g;
 let marked = 0;
 for (const file of esm.outputFiles) {
-  const text = file.text.replaceAll(NODE_IMPORT, () => {
+  const text = file.text.replace(RUNTIME_IMPORT, (_, name) => {
     marked += 1;
-    return 'import(/* webpackIgnore: true */ ["node:fs"][0])';
+    return `import(/* webpackIgnore: true */ /* @vite-ignore */ ${name})`;
   });
   writeFileSync(file.path, text);
 }
-if (marked !== 1) throw new Error(`build.mjs: expected one ${NODE_IMPORT} in the ES modules, found ${marked}`);
+if (marked !== 1) throw new Error(`build.mjs: expected one import of a run-time name in the ES modules, found ${marked}`);
 
 // CommonJS has no import.meta: the file's own URL stands in for it.
 const cjs = {
@@ -80,8 +81,12 @@ await build({ ...cjs, entryPoints: [ENTRIES.index], outfile: path.join(dist, 'in
 await build({ ...cjs, entryPoints: [ENTRIES.testing], outfile: path.join(dist, 'testing.cjs') });
 for (const name of ['server', 'fenced-idb']) await build({ ...cjs, entryPoints: [ENTRIES[name]], outfile: path.join(dist, `${name}.cjs`) });
 // TypeScript reads a .d.ts next to a "type": "module" package as ESM; the CommonJS builds get
-// the same declarations as .d.cts (they import nothing, so a copy is exact).
-for (const name of ['index', 'testing', 'server', 'fenced-idb']) copyFileSync(path.join(here, `${name}.d.ts`), path.join(dist, `${name}.d.cts`));
+// the same declarations as .d.cts, whose imports of './index.js' (the shared StaleOwnerError)
+// name the CommonJS declarations instead.
+for (const name of ['index', 'testing', 'server', 'fenced-idb']) {
+  const types = readFileSync(path.join(here, `${name}.d.ts`), 'utf8').replaceAll("from './index.js'", "from './index.cjs'");
+  writeFileSync(path.join(dist, `${name}.d.cts`), types);
+}
 
 const gz = (file) => gzipSync(readFileSync(file), { level: 9 }).length;
 for (const name of readdirSync(dist).sort()) {

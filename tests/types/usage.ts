@@ -20,12 +20,18 @@ import {
   type LeadershipChange,
   type LeaderElector,
   DeposedError,
+  EpochNotDurableError,
   StaleOwnerError,
   type DuplicateLeaderEvent,
   type Token,
 } from 'tab-baton';
 import { createBrowser, type FakeTab } from 'tab-baton/testing';
-import { BroadcastChannel as PubkeyChannel } from 'broadcast-channel';
+import { BroadcastChannel as PubkeyChannel, type LeaderElector as PubkeyLeaderElector } from 'broadcast-channel';
+import { leaderElection as awaforgeEntry } from 'tab-baton/awaforge';
+import { requestLeadership as requestLeadershipEntry } from 'tab-baton/request-leadership';
+import { createLeaderElection as createLeaderElectionEntry } from 'tab-baton/broadcast-channel';
+import { ServerFence, StaleOwnerError as ServerStaleOwnerError } from 'tab-baton/server';
+import { fencedTransaction, StaleOwnerError as IdbStaleOwnerError } from 'tab-baton/fenced-idb';
 
 declare function send(url: string, body: unknown): Promise<Response>;
 
@@ -62,6 +68,7 @@ export async function orchestrator(): Promise<void> {
     console.log(status);
   } catch (error) {
     if (error instanceof StaleOwnerError) console.log('another tab took over', error.code, error.epoch, error.highest);
+    else if (error instanceof EpochNotDurableError) console.log('storage not trusted', error.code, error.reason);
   }
   const state: 'follower' | 'candidate' | 'leader' | 'stepping-down' | 'released' = ws.state();
   const token: Token | null = ws.token();
@@ -134,6 +141,17 @@ export async function broadcastChannelStyle(): Promise<void> {
   // A native channel or a name works too.
   createLeaderElection(new BroadcastChannel('native'));
   createLeaderElection('by-name').awaitLeadership();
+  // Code typed against broadcast-channel's own LeaderElector keeps compiling.
+  const typedByTheLibrary: PubkeyLeaderElector = createLeaderElection(new PubkeyChannel('typed'));
+  await typedByTheLibrary.applyOnce();
+}
+
+// The subpath entries give the same APIs.
+export function subpaths(): void {
+  const election: Election = awaforgeEntry.create({ channel: 'a' });
+  const relinquish: () => void = requestLeadershipEntry('b', () => {});
+  const elector: LeaderElector<string> = createLeaderElectionEntry('c');
+  console.log(election.id, relinquish, elector.token);
 }
 
 // 5. tab-baton/testing: many tabs in one process (Node tests).
@@ -189,6 +207,18 @@ export async function talk(): Promise<void> {
 }
 
 // 6. What the types reject (each line must be an error, or tsc fails on the directive).
+/** The fences where effects land refuse with the one StaleOwnerError class of tab-baton. */
+export async function fencesWhereEffectsLand(db: IDBDatabase, token: { resource: string; epoch: number }): Promise<void> {
+  const same: typeof StaleOwnerError = ServerStaleOwnerError;
+  const alsoSame: typeof StaleOwnerError = IdbStaleOwnerError;
+  try {
+    new ServerFence().check(token);
+    await fencedTransaction(db, token, ['queue'], (tx) => tx.objectStore('queue').delete('op-1'));
+  } catch (error) {
+    if (error instanceof same || error instanceof alsoSame) console.log(error.code, error.epoch, error.highest);
+  }
+}
+
 export function rejected(): void {
   // @ts-expect-error namespace is required
   createBaton({});
