@@ -56,21 +56,19 @@ const common = {
 
 // Chunks stay beside the entries: the core's chunk finds baton-core.wasm next to itself.
 const esm = await build({ ...common, entryPoints: ENTRIES, outdir: dist, format: 'esm', splitting: true, chunkNames: '[name]-[hash]', write: false });
-// Modules imported under a computed name that browser bundlers leave alone: Node reads the
-// wasm with fs, and the broadcast-channel drop-in registers with `unload` where it resolves.
-// webpack still warns about them unless told to ignore them, and minifying drops comments.
-const RUNTIME_IMPORTS = ['node:fs', 'unload'];
+// The one import of a name known only at run time (src/import-at-run-time.js: Node's fs, the
+// optional `unload`): webpack and Vite warn about it unless told to leave it, and minifying
+// drops comments.
+const RUNTIME_IMPORT = /\bimport\(([A-Za-z_$][\w$]*)\)/g;
+let marked = 0;
 for (const file of esm.outputFiles) {
-  let text = file.text;
-  for (const name of RUNTIME_IMPORTS) {
-    text = text.replaceAll(`import(["${name}"][0])`, `import(/* webpackIgnore: true */ ["${name}"][0])`);
-  }
+  const text = file.text.replace(RUNTIME_IMPORT, (_, name) => {
+    marked += 1;
+    return `import(/* webpackIgnore: true */ /* @vite-ignore */ ${name})`;
+  });
   writeFileSync(file.path, text);
 }
-for (const name of RUNTIME_IMPORTS) {
-  const found = esm.outputFiles.filter((file) => file.text.includes(`import(["${name}"][0])`)).length;
-  if (found !== 1) throw new Error(`build.mjs: expected one import(["${name}"][0]) in the ES modules, found ${found}`);
-}
+if (marked !== 1) throw new Error(`build.mjs: expected one import of a run-time name in the ES modules, found ${marked}`);
 
 // CommonJS has no import.meta: the file's own URL stands in for it.
 const cjs = {
