@@ -7,9 +7,11 @@
 // The glue (browser) or the simulation (tests) turns effects into calls to Web Locks,
 // BroadcastChannel and storage, and reports what happened back as events.
 //
-// Node's implementation is split by concern: node.cc (dispatch, the per-authority
-// decisions, ranking, frames), peer_frames.cc (trust in other tabs' frames, answers),
-// epochs.cc (where a term's epoch comes from, storage faults, degraded terms).
+// Node's implementation is split by concern: node.cc (dispatch and the per-role steps,
+// how terms begin and end), authority.h with one file per authority (how the right to
+// lead is asked for, kept and given back), peer_frames.cc (trust in other tabs' frames,
+// answers), epochs.cc (where a term's epoch comes from, storage faults, degraded terms),
+// ranking.cc (who may and who should lead), own_frames.cc (what this tab sends).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -36,6 +38,7 @@ constexpr double kNever = std::numeric_limits<double>::infinity();
 struct Mutations {
   bool answer_postpones_tick = false;  // a frame sent from a message handler delays the own timer
   bool trust_claims = false;           // a claim deposes the authority's holder and moves the floor
+  bool lease_term_to_expiry = false;   // a lease term outlives the record's takeover time
 };
 
 struct Config {
@@ -43,7 +46,7 @@ struct Config {
   uint32_t generation = 1;            // bumped by the glue when a page is restored from bfcache
   std::string app_version = "0";
   std::vector<std::string> capabilities;
-  Authority authority = Authority::web_locks;
+  Authority authority = Authority::web_locks;  // to start with; see Node::authority()
   double heartbeat_ms = 1000;         // leader heartbeat and presence cadence
   double suspect_ms = 3000;           // leader without progress this long is replaced (takeoverMs)
   double lease_ms = 5000;             // IndexedDB lease duration, renewed at a third
@@ -62,13 +65,17 @@ struct Config {
 
 enum class LockMode : uint8_t { queue = 0, steal = 1 };
 
-// The lease record kept in IndexedDB, one per resource.
+// The lease record kept in IndexedDB, one per resource. Times are wall-clock ms.
 struct LeaseRecord {
   bool present = false;
   std::string owner;
   uint32_t generation = 0;
   uint64_t epoch = 0;
   double expires_ms = 0;
+  // From then on the owner counts as silent: another tab may take the record over by
+  // compare-and-set. The owner renews before it, and never acts as leader after it
+  // without a newer record (see Node::lease_term_end).
+  double takeover_ms = 0;
 };
 
 enum class EventKind : uint8_t {
@@ -146,6 +153,10 @@ struct ResourceView {
   double leader_since_ms = 0;
   bool eligible = false;
   Degraded degraded = Degraded::none;  // own term when leading: fenced effects must be refused
+  // Own term when leading: not a leader from this time on (local ms) unless a later step
+  // says otherwise. The lease term ends when another tab may take the record over; a tab
+  // that was frozen must not act on its term before the core has looked at it again.
+  double valid_until_ms = kNever;
 };
 
 class Node {
@@ -161,7 +172,8 @@ class Node {
 
   // Queries.
   const Config& config() const { return config_; }
-  Authority authority() const { return config_.authority; }
+  // The authority in use: the configured one, or broadcast-only once the lease store failed.
+  Authority authority() const;
   bool disposed() const { return disposed_; }
   bool joined(const std::string& resource) const { return resources_.count(resource) != 0; }
   ResourceView view(const std::string& resource) const;
@@ -178,6 +190,15 @@ class Node {
  private:
   enum class LockState : uint8_t { none, queued, held };
   enum class LeaseOp : uint8_t { none, acquire, renew, release };
+  // The authorities' strategies (authority.h), one instance each.
+  class Strategy;
+  class WebLocks;
+  class Lease;
+  class BroadcastOnly;
+  static const WebLocks kWebLocks;
+  static const Lease kLease;
+  static const BroadcastOnly kBroadcastOnly;
+  static const Strategy& strategy_of(Authority a);
 
   struct Resource {
     std::string name;
@@ -195,6 +216,7 @@ class Node {
     bool left = false;             // relinquished; kept only until a lease release commits
     bool named_successor = false;  // the last leader's goodbye named this tab
     std::string departed;          // that leader, whose lease release may still be committing
+    uint64_t departed_epoch = 0;   // its term, the only record its goodbye gives up (0: unknown)
     double named_ms = 0;
     double leaderless_since_ms = 0;
     // Known leader (another tab or this one).
@@ -224,7 +246,8 @@ class Node {
 
   using Effects = std::vector<Effect>;
 
-  // Event handlers.
+  // Event handlers. The lock and lease events are handled by the authority's file
+  // whichever authority is in use: an answer may arrive after the lease fell back.
   void on_tick(double now, Effects& out);
   void on_message(const Event& e, Effects& out);
   void on_join(const Event& e, Effects& out);
@@ -233,27 +256,28 @@ class Node {
   void on_lock_lost(Resource& r, double now, Effects& out);
   void on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double now, Effects& out);
   void on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effects& out);
+  void on_lock_unavailable(Resource& r, double now);
   void on_lifecycle(Lifecycle l, double now, Effects& out);
   void on_dispose(double now, Effects& out);
   void run_due(double now, bool timer, Effects& out);
 
-  // Frame handlers.
+  // Frame handlers. A claim is handled by role, as a leader or as a follower hears it.
   void on_claim(const wire::Frame& f, const wire::Claim& c, double now, Effects& out);
+  void leader_hears_claim(Resource& r, const wire::Frame& f, const wire::Claim& c, double now, Effects& out);
+  void follower_hears_claim(Resource& r, const wire::Frame& f, const wire::Claim& c, double now, Effects& out);
   void on_goodbye(const wire::Frame& f, double now, Effects& out);
   void on_abdicate_request(const wire::Frame& f, double now, Effects& out);
   bool visible_asker_may_take_over(const Resource& r, const std::string& asker_id, double now) const;
   // True where no authority exists and the newest claim decides (broadcast-only).
-  bool claims_decide() const {
-    return config_.authority == Authority::broadcast || config_.mutations.trust_claims;
-  }
+  bool claims_decide() const;
+  // True once the lease store failed and broadcast-only took over.
+  bool fell_back() const;
 
-  // Decisions.
+  // Decisions: the step for the resource's role, then the authority's.
   void evaluate(Resource& r, double now, Effects& out);
-  void evaluate_web_locks(Resource& r, double now, Effects& out);
-  void evaluate_lease(Resource& r, double now, Effects& out);
-  void evaluate_broadcast(Resource& r, double now, Effects& out);
   bool ensure_eligible(Resource& r, double now, Effects& out);
-  void steal(Resource& r, Reason why, Effects& out);
+  void steal(Resource& r, Effects& out);
+  void release_lock(Resource& r, Effects& out);
   bool defer_while_stalled(Resource& r, double now);
   void start_lease(Resource& r, LeaseOp op, double now, Effects& out);
   void ask_hidden_leader(Resource& r, double now, Effects& out);
@@ -272,7 +296,6 @@ class Node {
   void set_role(Resource& r, Role to, Reason why, double now);
   void set_leader(Resource& r, const std::string& id, uint64_t epoch, double now, Effects& out);
   void clear_leader(Resource& r, double now, Effects& out);
-  void release_authority(Resource& r, double now, Effects& out);
   void fail_acquisition(Resource& r, double now);
 
   // Ranking helpers.
@@ -288,11 +311,22 @@ class Node {
   bool leader_silent(const Resource& r, double now, double limit) const;
   // When a lease record stops being valid, as far as this tab can trust the clock.
   double lease_expiry(const Resource& r, const LeaseRecord& rec) const;
-  // When the owner of `rec` was last seen making progress (or first seen, if unknown).
-  double lease_owner_progress(const Resource& r, const LeaseRecord& rec) const;
+  // When another tab's record may be taken over by compare-and-set, as far as this tab
+  // can trust the clock (never later than its expiry).
+  double lease_takeover_due(const Resource& r, const LeaseRecord& rec) const;
   // True when a valid record of another tab may be taken over: its owner said goodbye naming
-  // this tab, or it went silent for the suspect timeout and has not renewed since.
+  // this tab (for the term it gave up), or it did not renew it before its takeover time.
   bool lease_takeover_allowed(const Resource& r, const LeaseRecord& rec, double now) const;
+  // How long a committed record keeps this tab's term safe, counted from the start of the
+  // transaction that wrote it: other tabs may take it over no sooner.
+  double lease_term_span() const { return std::min(config_.lease_ms * 5 / 6, lease_silence_ms()); }
+  // After this long without a renewal the owner counts as silent (the record's takeover time).
+  double lease_silence_ms() const { return std::min(config_.suspect_ms, config_.lease_ms); }
+  // A tab whose timers stalled (frozen) starts no lease transaction: an uncommitted
+  // read-write transaction of a frozen tab blocks every other tab's on the store until it
+  // thaws. Acquisitions and renewals never start from a message either: a tab frozen
+  // without warning still handles messages before its timers look stalled.
+  bool may_start_lease(double now) const { return lifecycle_ != Lifecycle::frozen && !timers_stalled(now); }
   // True when the tick this node asked for is overdue by more than half the suspect
   // timeout (at least a heartbeat): its timers are stopped (frozen) or throttled hard.
   // A follower asks a silent leader to abdicate a full suspect timeout after its last
@@ -315,6 +349,7 @@ class Node {
   void handle_clock(double now);
 
   Config config_;
+  const Strategy* authority_;  // the authority in use
   Random rng_;
   Presence presence_;
   Metrics metrics_;
@@ -331,10 +366,10 @@ class Node {
   double heartbeat_due_ms_ = kNever;
   double presence_due_ms_ = 0;
   double last_answer_ms_ = -kNever;
+  bool message_step_ = false;  // the step running handles a frame from the channel
   bool said_hello_ = false;
   bool started_ = false;
   uint32_t lease_failures_ = 0;
-  bool fell_back_ = false;  // the lease store failed: broadcast-only, every term degraded
 };
 
 }  // namespace baton
