@@ -197,6 +197,10 @@ void Node::on_message(const Event& e, Effects& out) {
     ++metrics_.dropped_stale_generation;
     return;
   }
+  if (seen == Presence::Observed::old_frame) {
+    ++metrics_.dropped_old_frame;
+    return;
+  }
   if (seen == Presence::Observed::table_full) {
     ++metrics_.dropped_table_full;
     return;
@@ -378,11 +382,15 @@ void Node::evaluate(Resource& r, double now, Effects& out) {
 // Steps down (or withdraws) when this tab may not lead; true when it may.
 bool Node::ensure_eligible(Resource& r, double now, Effects& out) {
   if (self_eligible(r, now)) return true;
-  if (r.role == Role::leader || r.role == Role::candidate) step_down(r, why_not_eligible(r, now), now, out);
+  Reason why = why_not_eligible(r, now);
+  if (r.role == Role::leader || r.role == Role::candidate) step_down(r, why, now, out);
   if (r.lock != LockState::none) {
     out.push_back(make(EffectKind::lock_release, r.name));
     r.lock = LockState::none;
   }
+  // A newer app version's veto ends with time alone (newest_app_version), with no frame or
+  // event to say so: look again a heartbeat later.
+  if (why == Reason::app_version) r.wake_ms = std::min(r.wake_ms, now + config_.heartbeat_ms);
   return false;
 }
 
@@ -595,8 +603,7 @@ LeaseRecord Node::lease_decide(const std::string& resource, const LeaseRecord& c
 void Node::become_leader(Resource& r, uint64_t epoch, Reason why, Degraded degraded, double now, Effects& out) {
   r.epoch = epoch;
   r.degraded = degraded;
-  r.max_epoch = std::max(r.max_epoch, epoch);
-  r.floor_epoch = std::max(r.floor_epoch, epoch);
+  r.max_epoch = std::max(r.max_epoch, epoch);  // the caller raised the confirmed floor
   fence_.observe(r.name, epoch);
   set_role(r, Role::leader, why, now);
   set_leader(r, config_.id, epoch, now, out);
@@ -716,13 +723,14 @@ CandidateView Node::view_of(const Candidate& c, double now) const {
 }
 
 // A tab with newer code makes older ones yield while it leads, or for one suspect
-// timeout after it first appeared (time to take over). One frame with a made-up version
-// therefore vetoes eligibility for at most that long.
+// timeout after it first appeared (time to take over), once its own timer showed progress
+// (a real tab's next refresh). A made-up version therefore vetoes nothing with one frame,
+// and eligibility for at most one suspect timeout per sender with a stream of them.
 std::string Node::newest_app_version(const Resource& r, double now) const {
   static const std::string kAny;
   std::string newest = config_.app_version;
   for (const auto& [id, c] : presence_.all()) {
-    if (id != r.leader && now - c.first_seen_ms >= config_.suspect_ms) continue;
+    if (id != r.leader && (!c.progressed || now - c.first_seen_ms >= config_.suspect_ms)) continue;
     CandidateView v = view_of(c, now);
     Policy p = r.policy;
     p.newest_app_only = false;
