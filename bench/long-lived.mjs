@@ -1,6 +1,6 @@
 // A long-lived page: a million frames through one tab (valid frames that make the core
-// answer, garbage, foreign versions, non-binary messages). Prints the wasm heap size and
-// the emval handle count as it goes: both must stay flat.
+// answer, garbage, foreign versions, non-binary messages). Prints the wasm heap size as it
+// goes: it must stay flat. (The boundary passes integers only: no embind value handles.)
 //   node bench/long-lived.mjs [frames]   (default 1000000; the Node suite runs 100000)
 import { createBaton, __internal } from 'tab-baton';
 import { createBrowser } from 'tab-baton/testing';
@@ -28,13 +28,13 @@ const sender = new browser.BroadcastChannel(channel);
 const garbage = new Uint8Array([0xba, 1, 9, 9, 9]);
 const foreign = new Uint8Array([0xba, 99, 1]);
 const started = Date.now();
-console.log('frames      heap bytes   emval handles');
+console.log('frames      heap bytes');
 for (let i = 0; i < total; i += 1) {
   const kind = i % 8;
   sender.postMessage(kind === 0 ? garbage : kind === 1 ? foreign : kind === 2 ? { not: 'bytes' } : frames[i % frames.length]);
   if (i % 10_000 === 9_999) await new Promise((resolve) => setImmediate(resolve));
   if (i % (total / 10) === total / 10 - 1) {
-    console.log(`${String(i + 1).padStart(8)}  ${String(__internal.heapBytes()).padStart(11)}  ${String(__internal.emvalHandles()).padStart(14)}`);
+    console.log(`${String(i + 1).padStart(8)}  ${String(__internal.heapBytes()).padStart(11)}`);
   }
 }
 await until(() => baton.metrics().framesReceived + baton.metrics().glue.droppedNotBinary >= total);
@@ -44,4 +44,4 @@ console.log(`long-lived: ${total} messages in ${seconds.toFixed(1)} s; received 
 baton.dispose();
 sender.close();
 await until(() => __internal.liveCores() === 0);
-console.log(`after dispose: live cores ${__internal.liveCores()}, emval handles ${__internal.emvalHandles()}, heap ${__internal.heapBytes()} bytes`);
+console.log(`after dispose: live cores ${__internal.liveCores()}, core sessions ${__internal.coreSessions()}, heap ${__internal.heapBytes()} bytes`);

@@ -7,7 +7,12 @@
 //     --quick     few trials, small N (about 90 s); does not rewrite bench/RESULTS.md unless --write
 //     --write     rewrite bench/RESULTS.md (the default without --quick)
 //     --json F    also write the raw results as JSON to F (default bench/out/results-<mode>.json)
-//     --only P    comma-separated subset of: size,throughput,startup,handover,diagnose,fallback,frozen,idle
+//     --only P    comma-separated subset of: size,throughput,startup,handover,diagnose,fallback,frozen,idle,requests
+//                 (with --only requests, --write replaces only that section of bench/RESULTS.md)
+//     --trials N  N trials per hand-over, frozen and start-up case instead of the mode's count
+//     --tabs N    N tabs per group instead of the mode's count
+//     --before F  an earlier run's raw JSON: its targets beside this run's (printed, and in RESULTS.md)
+//     --report F  measure nothing: print the target check of a raw JSON written earlier
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -19,6 +24,9 @@ import { attachConsoleRouter, sameWindowOpener } from './lib/tabs.mjs';
 import { handovers, frozen, startup, idle } from './lib/scenarios.mjs';
 import { measureSizes } from './lib/size.mjs';
 import { renderMarkdown, renderTargets } from './lib/report.mjs';
+import { requests } from './lib/requests.mjs';
+import { requestsSection, summarizeRequests, withRequestsSection } from './lib/requests-report.mjs';
+import { ms } from './lib/stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -31,11 +39,17 @@ const mode = quick ? 'quick' : 'full';
 const jsonOut = option('--json') || path.join(root, 'bench', 'out', `results-${mode}.json`);
 const only = option('--only') ? new Set(option('--only').split(',')) : null;
 const phase = (name) => !only || only.has(name);
+const onlyRequests = only && only.size === 1 && only.has('requests');
+if (only && write && !onlyRequests) {
+  console.error('bench/run.mjs: a partial run (--only) rewrites bench/RESULTS.md only for --only requests; add --no-write');
+  process.exit(2);
+}
 
 const version = (pkg) => JSON.parse(readFileSync(path.join(root, 'node_modules', pkg, 'package.json'), 'utf8')).version;
 
 // Baton's timings are its defaults (heartbeat 1 s, suspect 3 s, lease 5 s), as an app gets them.
 export const BATON_DEFAULTS = { heartbeatMs: 1000, suspectMs: 3000, leaseMs: 5000 };
+export const AWAFORGE_TIMINGS = { heartbeatMs: 500, takeoverMs: 1500 };
 export const SUBJECTS = [
   { key: 'baton', page: 'baton', query: {}, label: 'Baton (Web Locks)', group: 'locks', fenced: true, baton: true },
   { key: 'bare-locks', page: 'bare-locks', query: {}, label: 'bare navigator.locks', group: 'locks' },
@@ -44,6 +58,8 @@ export const SUBJECTS = [
   { key: 'baton-broadcast', page: 'baton', query: { authority: 'broadcast', locks: 'off' }, label: 'Baton broadcast-only (no Web Locks)', group: 'fallback', fenced: true, baton: true },
   { key: 'baton-lease', page: 'baton', query: { authority: 'lease', locks: 'off' }, label: 'Baton IndexedDB lease (no Web Locks)', group: 'fallback', fenced: true, baton: true },
   { key: 'broadcast-channel-fallback', page: 'broadcast-channel', query: { locks: 'off' }, label: `broadcast-channel ${version('broadcast-channel')} fallback elector (no Web Locks)`, group: 'fallback', openOneByOne: true },
+  // Hand-overs only: its documented bound (takeoverMs + heartbeatMs) on the authority `auto` picks.
+  { key: 'awaforge-fallback', page: 'awaforge', query: { locks: 'off', ...AWAFORGE_TIMINGS }, label: `Baton's awaforge API, no Web Locks (heartbeatMs ${AWAFORGE_TIMINGS.heartbeatMs}, takeoverMs ${AWAFORGE_TIMINGS.takeoverMs})`, group: 'fallback', handoverOnly: true },
 ];
 const LOCKS = SUBJECTS.filter((s) => s.group === 'locks');
 const FALLBACK = SUBJECTS.filter((s) => s.group === 'fallback');
@@ -51,10 +67,17 @@ const FALLBACK = SUBJECTS.filter((s) => s.group === 'fallback');
 const CONFIG = quick
   ? { tabs: 2, handoverTrials: 1, fallbackCloseTrials: 1, fallbackCrashTrials: 1, frozenTrials: 1, startupTrials: 1, diagnoseTrials: 0,
       idleNs: [2, 3], idleWarmupMs: 300, idleWindowMs: 1000, frozenWaitMs: 4500, frozenSettleMs: 500, frozenLeadMs: 300,
-      handoverSettleMs: 150, frames: 100000 }
+      handoverSettleMs: 150, frames: 100000, requests: { tabs: 3, roundTrips: 20, batches: 2, closeTrials: 1, timeoutMs: 10000 } }
   : { tabs: 5, handoverTrials: 20, fallbackCloseTrials: 20, fallbackCrashTrials: 20, frozenTrials: 10, startupTrials: 20, diagnoseTrials: 10,
       idleNs: [2, 10, 50], idleWarmupMs: 1500, idleWindowMs: 6000, frozenWaitMs: 8000, frozenSettleMs: 1000, frozenLeadMs: 1000,
-      handoverSettleMs: 250, frames: 1000000 };
+      handoverSettleMs: 250, frames: 1000000, requests: { tabs: 5, roundTrips: 300, batches: 6, closeTrials: 10, timeoutMs: 5000 } };
+if (option('--trials')) {
+  const n = Number(option('--trials'));
+  for (const key of ['handoverTrials', 'fallbackCloseTrials', 'fallbackCrashTrials', 'frozenTrials', 'startupTrials']) CONFIG[key] = n;
+}
+if (option('--tabs')) CONFIG.tabs = Number(option('--tabs'));
+/** Subjects measured in every phase (not only hand-overs). */
+const EVERY_PHASE = SUBJECTS.filter((s) => !s.handoverOnly);
 
 const started = Date.now();
 // Other work on the machine shows up in every figure: the 1-minute load average is sampled.
@@ -93,7 +116,7 @@ function throughput() {
 }
 
 async function main() {
-  const results = { mode, date: new Date().toISOString(), config: CONFIG, batonDefaults: BATON_DEFAULTS, machine: machine(), subjects: SUBJECTS.map(({ key, label, group, fenced }) => ({ key, label, group, fenced: Boolean(fenced) })) };
+  const results = { mode, date: new Date().toISOString(), config: CONFIG, batonDefaults: BATON_DEFAULTS, awaforgeTimings: AWAFORGE_TIMINGS, machine: machine(), subjects: SUBJECTS.map(({ key, label, group, fenced }) => ({ key, label, group, fenced: Boolean(fenced) })) };
   log(`bench (${mode}): ${results.machine.chromium}, ${results.machine.cores} cores, Node ${results.machine.node}`);
 
   if (phase('size')) {
@@ -119,7 +142,7 @@ async function main() {
 
   const runStartup = async (bench) => {
     results.startup = {};
-    const subjects = [...SUBJECTS, { key: 'baton-init', page: 'baton-init', query: { runs: 3 }, label: 'Baton core module init alone' }];
+    const subjects = [...EVERY_PHASE, { key: 'baton-init', page: 'baton-init', query: { runs: 3 }, label: 'Baton core module init alone' }];
     for (const s of subjects) results.startup[s.key] = [];
     for (let i = 0; i < CONFIG.startupTrials; i += 1) {
       const order = i % 2 ? [...subjects].reverse() : subjects;
@@ -142,6 +165,14 @@ async function main() {
       const traced = { ...SUBJECTS[0], key: 'baton-traced', query: { trace: '1' } };
       results.diagnose = (await handovers(bench, [traced], { ...common, kinds: ['close'], trials: CONFIG.diagnoseTrials || 2, timeoutMs: 5000 }))[traced.key].close;
     }
+    if (phase('requests')) {
+      const load1 = os.loadavg()[0];
+      const measured = await requests(bench, { ...CONFIG.requests, log });
+      results.requests = { config: CONFIG.requests, date: new Date().toISOString(), command: `node bench/run.mjs ${argv.join(' ')}`.trim(), load1, results: measured };
+      for (const [key, x] of Object.entries(summarizeRequests(results.requests))) {
+        log(`requests ${key}: round trip p50 ${ms(x.roundTrip.median, 2)}, p95 ${ms(x.roundTrip.p95, 2)}; close -> first answer median ${ms(x.firstAnswer.median)}, ${x.answeredByNext}/${x.trials} answered by the next leader, ${x.unanswered} unanswered`);
+      }
+    }
     if (phase('fallback')) {
       results.fallback ??= { close: {}, crash: {} };
       const x = await handovers(bench, FALLBACK, { ...common, kinds: ['close'], trials: CONFIG.fallbackCloseTrials, timeoutMs: 10000 });
@@ -162,7 +193,7 @@ async function main() {
       results.frozenSilent = {};
       for (const s of LOCKS) batches[0].push(() => frozenJob(s));
       batches[0].push(() => frozenJob(silentOf(SUBJECTS[0])));
-      for (const s of FALLBACK) batches[1].push(() => frozenJob(s));
+      for (const s of FALLBACK.filter((x) => !x.handoverOnly)) batches[1].push(() => frozenJob(s));
       for (const s of FALLBACK.filter((x) => x.baton)) batches[1].push(() => frozenJob(silentOf(s)));
     }
     if (phase('fallback')) {
@@ -178,7 +209,7 @@ async function main() {
   const idleOpts = { ns: CONFIG.idleNs, warmupMs: CONFIG.idleWarmupMs, windowMs: CONFIG.idleWindowMs, log };
 
   try {
-    const browserPhases = ['startup', 'handover', 'diagnose', 'fallback', 'frozen'].some(phase);
+    const browserPhases = ['startup', 'handover', 'diagnose', 'fallback', 'frozen', 'requests'].some(phase);
     // Quick mode runs in one browser (launched unthrottled for the idle phase) and measures
     // the idle cost of all subjects at once: it keeps the benchmark working, it does not
     // measure cleanly.
@@ -194,14 +225,14 @@ async function main() {
       }
       if (phase('idle') && quick) {
         results.idle = {};
-        await Promise.all(SUBJECTS.map(async (s) => { results.idle[s.key] = await idle(main, s, idleOpts); }));
+        await Promise.all(EVERY_PHASE.map(async (s) => { results.idle[s.key] = await idle(main, s, idleOpts); }));
       }
     } finally {
       await main?.browser.close();
     }
     if (phase('idle') && !quick) {
       results.idle = {};
-      for (const s of SUBJECTS) {
+      for (const s of EVERY_PHASE) {
         const bench = await open(NO_THROTTLE); // a fresh browser per subject
         try {
           results.idle[s.key] = await idle(bench, s, idleOpts);
@@ -221,13 +252,20 @@ async function main() {
   mkdirSync(path.dirname(jsonOut), { recursive: true });
   writeFileSync(jsonOut, `${JSON.stringify(results, null, 1)}\n`);
   console.log(`\n${renderTargets(results)}`);
-  if (write) {
+  const before = option('--before') ? JSON.parse(readFileSync(option('--before'), 'utf8')) : null;
+  if (before) console.log(`\nBefore (${before.mode} run of ${before.date}):\n${renderTargets(before)}`);
+  if (write && onlyRequests) {
+    const file = path.join(here, 'RESULTS.md');
+    writeFileSync(file, withRequestsSection(readFileSync(file, 'utf8'), requestsSection(results)));
+    log('wrote the requests section of bench/RESULTS.md');
+  } else if (write) {
     // The reliability figures come from other long runs (soak, fuzzing, chaos): kept as written.
     const reliability = path.join(here, 'RELIABILITY.md');
-    writeFileSync(path.join(here, 'RESULTS.md'), renderMarkdown(results) + readFileSync(reliability, 'utf8'));
+    writeFileSync(path.join(here, 'RESULTS.md'), renderMarkdown(results, { before }) + readFileSync(reliability, 'utf8'));
     log(`wrote bench/RESULTS.md`);
   }
   log(`raw results: ${path.relative(process.cwd(), jsonOut)}; done in ${elapsed()}`);
 }
 
-await main();
+if (option('--report')) console.log(renderTargets(JSON.parse(readFileSync(option('--report'), 'utf8'))));
+else await main();

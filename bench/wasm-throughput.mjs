@@ -2,12 +2,14 @@
 // Core throughput in WebAssembly, in Node: the workload of bench/core_throughput.cc (a
 // realistic 121-byte heartbeat from a leader holding two terms, fed to a follower that joined
 // both resources), stepped
-//   1. raw: the one embind call per event (`step`) over a record written into the shared
-//      buffer beforehand: boundary + decode + step;
+//   1. raw: the one call per event (`step`, the module's wasm export) over a record written
+//      into the shared buffer beforehand: boundary + decode + step;
 //   2. glue: through the glue's Core wrapper (js-glue/src/core.js `message()`), which also
 //      copies the step's effects out into plain objects: what the runtime does per frame;
 //   3. baton: through a whole Baton (createBaton with the tab-baton/testing fakes): channel
-//      message event (structured clone), Channel, Runtime queue, Core, effects, timer re-arm.
+//      message event (structured clone), Channel, Runtime queue, Core, effects, timer re-arm;
+//   4. the step call alone, to a handle that has no session (the module answers -1 at once);
+//   5. the glue alone: 2 and 3 again with the core's step replaced by its canned answer.
 // The frames are encoded here exactly as wire::encode does (checked: same size, decoded OK).
 //   node bench/wasm-throughput.mjs [frames] [--json]
 import { performance } from 'node:perf_hooks';
@@ -116,13 +118,14 @@ export async function measure(n = frames) {
   });
   const rawRun = () => {
     const c = follower();
-    const data = new DataView(M.HEAPU8.buffer);
+    const heap = M.heap();
+    const data = new DataView(heap.buffer);
     let now = 1;
     const { seconds, result } = timeIt(n, (count) => {
       let bytes = 0;
       for (let i = 0; i < count; i += 1) {
         const r = records[i & mask];
-        M.HEAPU8.set(r, io);
+        heap.set(r, io);
         data.setFloat64(io + 3, now, true);
         bytes += M.step(c.handle, r.length);
         now += 0.01;
@@ -152,6 +155,43 @@ export async function measure(n = frames) {
   out.raw = raw;
   out.glue = glue;
   out.baton = await throughBaton(Math.min(n, 300000), hb);
+
+  // The glue's own cost: the same paths with the module's step replaced by a copy of the
+  // answer the core gives a heartbeat (no effects, no changed views), so that only
+  // JavaScript runs: what the glue allows however fast the core becomes.
+  const canned = (() => {
+    const c = follower();
+    let length = 0;
+    for (let i = 0; i < 100; i += 1) { // past the first frames, which change the leader
+      const heap = M.heap();
+      heap.set(records[i], io);
+      new DataView(heap.buffer).setFloat64(io + 3, 1 + i * 0.01, true);
+      length = M.step(c.handle, records[i].length);
+    }
+    const answer = M.heap().slice(io, io + length);
+    c.dispose();
+    return answer;
+  })();
+  // The call alone: no session has handle 0, so the module answers -1 at once.
+  out.callAlone = (() => {
+    const { seconds } = timeIt(n, (count) => {
+      let sum = 0;
+      for (let i = 0; i < count; i += 1) sum += M.step(0, 0);
+      return sum;
+    });
+    return { callsPerSecond: n / seconds };
+  })();
+  const step = M.step;
+  M.step = () => {
+    M.heap().set(canned, io);
+    return canned.length;
+  };
+  try {
+    out.glueAlone = best(glueRun(), glueRun());
+    out.batonAlone = await throughBaton(Math.min(n, 300000), hb);
+  } finally {
+    M.step = step;
+  }
   return out;
 }
 
@@ -194,8 +234,12 @@ if (isMain) {
   if (json) console.log(JSON.stringify(r));
   else {
     console.log(`core (wasm): heartbeat frame ${r.frameBytes} bytes`);
-    console.log(`core (wasm): one embind call per frame  ${r.raw.framesPerSecond.toFixed(0).padStart(12)} frames/s (${r.raw.received} received, ${r.raw.malformed} malformed)`);
+    console.log(`core (wasm): one step call per frame    ${r.raw.framesPerSecond.toFixed(0).padStart(12)} frames/s (${r.raw.received} received, ${r.raw.malformed} malformed)`);
     console.log(`core (wasm): glue Core decode + step    ${r.glue.framesPerSecond.toFixed(0).padStart(12)} frames/s (${r.glue.effects} effects)`);
     console.log(`core (wasm): whole Baton (fakes)        ${r.baton.framesPerSecond.toFixed(0).padStart(12)} frames/s (${r.baton.received} received)`);
+    console.log(`the step call alone (no core)           ${r.callAlone.callsPerSecond.toFixed(0).padStart(12)} calls/s`);
+    console.log(`glue alone (core's answer canned):`);
+    console.log(`             glue Core decode + step    ${r.glueAlone.framesPerSecond.toFixed(0).padStart(12)} frames/s`);
+    console.log(`             whole Baton (fakes)        ${r.batonAlone.framesPerSecond.toFixed(0).padStart(12)} frames/s`);
   }
 }

@@ -56,18 +56,21 @@ const common = {
 
 // Chunks stay beside the entries: the core's chunk finds baton-core.wasm next to itself.
 const esm = await build({ ...common, entryPoints: ENTRIES, outdir: dist, format: 'esm', splitting: true, chunkNames: '[name]-[hash]', write: false });
-// Node reads the wasm with fs, imported under a computed name that browser bundlers leave
-// alone; webpack still warns about it unless told to ignore it, and minifying drops comments.
-const NODE_IMPORT = 'import(["node:fs"][0])';
-let marked = 0;
+// Modules imported under a computed name that browser bundlers leave alone: Node reads the
+// wasm with fs, and the broadcast-channel drop-in registers with `unload` where it resolves.
+// webpack still warns about them unless told to ignore them, and minifying drops comments.
+const RUNTIME_IMPORTS = ['node:fs', 'unload'];
 for (const file of esm.outputFiles) {
-  const text = file.text.replaceAll(NODE_IMPORT, () => {
-    marked += 1;
-    return 'import(/* webpackIgnore: true */ ["node:fs"][0])';
-  });
+  let text = file.text;
+  for (const name of RUNTIME_IMPORTS) {
+    text = text.replaceAll(`import(["${name}"][0])`, `import(/* webpackIgnore: true */ ["${name}"][0])`);
+  }
   writeFileSync(file.path, text);
 }
-if (marked !== 1) throw new Error(`build.mjs: expected one ${NODE_IMPORT} in the ES modules, found ${marked}`);
+for (const name of RUNTIME_IMPORTS) {
+  const found = esm.outputFiles.filter((file) => file.text.includes(`import(["${name}"][0])`)).length;
+  if (found !== 1) throw new Error(`build.mjs: expected one import(["${name}"][0]) in the ES modules, found ${found}`);
+}
 
 // CommonJS has no import.meta: the file's own URL stands in for it.
 const cjs = {

@@ -526,13 +526,18 @@ declare global {
   var __baton: BatonTestHooks | undefined;
 }
 
-/** Rejection of a guarded effect under an epoch that was not stored durably, so may repeat. */
-export interface EpochNotDurableError extends Error {
-  code: 'EPOCH_NOT_DURABLE';
-  resource: string;
-  epoch: number;
+/**
+ * Rejection of a guarded effect under an epoch that was not stored durably, so may repeat.
+ * Catch it with `instanceof EpochNotDurableError` or by `code`.
+ */
+export class EpochNotDurableError extends Error {
+  private constructor();
+  readonly name: 'EpochNotDurableError';
+  readonly code: 'EPOCH_NOT_DURABLE';
+  readonly resource: string;
+  readonly epoch: number;
   /** As in `metrics().degradedReason`. */
-  reason: string;
+  readonly reason: string;
 }
 
 /**
@@ -589,7 +594,7 @@ export interface CreateOpts {
   id?: string;
   /** Default 1000. */
   heartbeatMs?: number;
-  /** Leader silence before takeover. Default 3000. */
+  /** Leader silence before takeover; longer than `heartbeatMs`. Default 3000, or 3 × `heartbeatMs` when longer. */
   takeoverMs?: number;
   /** Tests: force the BroadcastChannel (broadcast-only) mode. */
   _forceFallback?: boolean;
@@ -648,6 +653,7 @@ export interface LeaderElectionOptions {
   fallbackInterval?: number;
   /** Accepted for compatibility; unused. */
   responseTime?: number;
+  /** Shorter than `fallbackInterval`. Default 1000, or a third of `fallbackInterval` when shorter. */
   heartbeatMs?: number;
   authority?: 'auto' | Authority;
   env?: BatonEnv;
@@ -685,14 +691,14 @@ export interface LeaderElector<C = { readonly name: string }> {
 }
 
 /** `channel`: a BroadcastChannel (broadcast-channel's or the native one; only its name is used) or a name. */
-export function createLeaderElection<C extends { readonly name: string } | string>(
+export function createLeaderElection<C extends { readonly name: string }>(
   channel: C,
   options?: LeaderElectionOptions,
 ): LeaderElector<C>;
+export function createLeaderElection(channel: string, options?: LeaderElectionOptions): LeaderElector<string>;
 
 /** @internal Leak checks for this package's tests. */
 export const __internal: {
-  emvalHandles(): number;
   liveCores(): number;
   coreSessions(): number;
   heapBytes(): number;

@@ -1,6 +1,7 @@
 # The WebAssembly module: the core, the byte protocol (boundary.cc) and the one embind file.
-# Emitted as an ES module plus baton-core.wasm; the glue instantiates the wasm itself
-# (instantiateWasm): streaming from a URL in browsers and workers, from disk in Node.
+# Emitted as an ES module with Emscripten's minimal runtime plus baton-core.wasm; the glue
+# instantiates the wasm itself (module-pre.js): streaming from a URL in browsers and
+# workers, from disk in Node.
 add_executable(baton_wasm wasm/bindings.cc wasm/boundary.cc)
 target_link_libraries(baton_wasm PRIVATE baton_core)
 set_target_properties(baton_wasm PROPERTIES OUTPUT_NAME "baton-core" SUFFIX ".js")
@@ -9,8 +10,19 @@ set(BATON_WASM_COMPILE -fno-exceptions -fno-rtti -DEMSCRIPTEN_HAS_UNBOUND_TYPE_N
 target_compile_options(baton_core PRIVATE ${BATON_WASM_COMPILE})
 target_compile_options(baton_wasm PRIVATE ${BATON_WASM_COMPILE})
 
+set(BATON_WASM_JS ${CMAKE_CURRENT_SOURCE_DIR}/wasm/module-pre.js ${CMAKE_CURRENT_SOURCE_DIR}/wasm/module-post.js
+  ${CMAKE_CURRENT_SOURCE_DIR}/wasm/embind-types.js)
+set_target_properties(baton_wasm PROPERTIES LINK_DEPENDS "${BATON_WASM_JS}")
+
 set(BATON_WASM_LINK
   --bind
+  # About 1.5 KiB gzip of JS smaller than the default runtime; the glue finds and
+  # instantiates the wasm itself (module-pre.js) and reads the heap through module-post.js.
+  -sMINIMAL_RUNTIME=1
+  "SHELL:--pre-js ${CMAKE_CURRENT_SOURCE_DIR}/wasm/module-pre.js"
+  "SHELL:--post-js ${CMAKE_CURRENT_SOURCE_DIR}/wasm/module-post.js"
+  # Only the builtin types the boundary uses (integers, void) get embind's JS.
+  "SHELL:--js-library ${CMAKE_CURRENT_SOURCE_DIR}/wasm/embind-types.js"
   -sMODULARIZE=1
   -sEXPORT_ES6=1
   -sEXPORT_NAME=createBatonCore
@@ -21,10 +33,6 @@ set(BATON_WASM_LINK
   -sTOTAL_STACK=65536
   # embind's fast invokers are made with new Function: not under a strict CSP.
   -sDYNAMIC_EXECUTION=0
-  # instantiateWasm: the glue compiles the wasm itself (wasm-loader.js); locateFile: so the
-  # module never builds its own new URL(..., import.meta.url), which has no base in a
-  # classic-script bundle.
-  -sINCOMING_MODULE_JS_API=[instantiateWasm,locateFile]
   # About 1.9 KiB gzip smaller than dlmalloc. The core must not depend on the allocator:
   # valgrind finds no read of uninitialised memory in the native tests and the simulation.
   -sMALLOC=emmalloc

@@ -88,11 +88,17 @@ async function handoverTrial(group, kind, timeoutMs, settleMs) {
   const leader = await group.leader();
   const pool = group.pool;
   await sleep(settleMs);
-  const waiting = pool.nextLeader(leader, timeoutMs);
   const t0 = nodeNow();
+  const waiting = pool.nextLeader(leader, timeoutMs, t0);
   const ending = kind === 'close' ? pool.close(leader) : pool.crash(leader);
   const got = await waiting;
   const r = { fromCommand: got ? pool.toNode(got.ev.at) - t0 : null };
+  // Web Locks: the browser's part (command -> the lock granted in the next tab) and the
+  // library's part after it (grant -> leadership callback), from the grant the page saw last.
+  if (got && got.ev.grantedAt != null) {
+    r.toGrant = pool.toNode(got.ev.grantedAt) - t0;
+    r.grantToLeader = got.ev.at - got.ev.grantedAt;
+  }
   if (kind === 'close') {
     await ending;
     if (got) {
@@ -163,12 +169,16 @@ export async function frozen(bench, subject, { trials, tabs, waitMs, settleMs, l
       const leader = await group.leader();
       const pool = group.pool;
       await sleep(leadMs); // the followers have heard the leader for a while
-      const waiting = pool.nextLeader(leader, waitMs);
       const t0 = nodeNow();
+      const waiting = pool.nextLeader(leader, waitMs, t0);
       await freezeTab(leader.tab);
       leader.frozen = true;
       const got = await waiting;
       const r = { trial: i, replacedAfter: got ? pool.toNode(got.ev.at) - t0 : null };
+      if (got && got.ev.grantedAt != null) {
+        r.toGrant = pool.toNode(got.ev.grantedAt) - t0;
+        r.grantToLeader = got.ev.at - got.ev.grantedAt;
+      }
       await thawTab(leader.tab);
       leader.frozen = false;
       const atThaw = await count(pool);
@@ -214,6 +224,8 @@ export async function startup(bench, subject, { timeoutMs = 15000 } = {}) {
       toLeader: snap.becameLeaderAt === null ? null : snap.becameLeaderAt - snap.timeOrigin,
       toEntry: snap.entryAt,
       toRequest: snap.requestedAt === null ? null : snap.requestedAt - snap.timeOrigin,
+      toGrant: snap.grantedAt == null ? null : snap.grantedAt - snap.timeOrigin,
+      grantToLeader: snap.grantedAt == null || snap.becameLeaderAt === null ? null : snap.becameLeaderAt - snap.grantedAt,
       wasmInstantiate: wasm.length ? wasm[0].endMs - wasm[0].startMs : null,
       wasmBytes: wasm.length ? wasm[0].bytes : null,
       init: snap.init,

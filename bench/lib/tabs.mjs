@@ -128,9 +128,13 @@ export class Pool {
     });
   }
 
-  /** Next leadership callback in a tab other than `exclude`. */
-  nextLeader(exclude, timeoutMs) {
-    return this.waitFor((rec, ev) => ev.ev === 'leader' && rec !== exclude, timeoutMs);
+  /**
+   * Next leadership callback in a tab other than `exclude`, at or after `since` (this
+   * process's clock): on a loaded machine a console message can arrive seconds late, and an
+   * election from before the command is not the hand-over being measured.
+   */
+  nextLeader(exclude, timeoutMs, since = -Infinity) {
+    return this.waitFor((rec, ev) => ev.ev === 'leader' && rec !== exclude && this.toNode(ev.at) >= since, timeoutMs);
   }
 
   async add() {

@@ -4,6 +4,8 @@
 //     (a counting listener on every channel object), timer callbacks run (setTimeout and
 //     setInterval callbacks wrapped), timers set;
 //   - WebAssembly.instantiate / instantiateStreaming / compile timings;
+//   - the time of the last Web Lock granted to the page (any name), sent with each leadership
+//     event: a hand-over splits into the part until the grant and the library's part after it;
 //   - lifecycle timestamps (beforeunload, pagehide, freeze, resume), absolute
 //     (performance.timeOrigin + performance.now(), milliseconds since the epoch);
 //   - the page entry's hooks: setup({lib, mode, isLeader, epoch, release}), elected(), deposed().
@@ -24,6 +26,18 @@
     Object.defineProperty(Navigator.prototype, 'locks', { configurable: true, get: function () { return undefined; } });
   }
 
+  // Lock grants (with Web Locks): the time of the last one is sent with the leadership event,
+  // so that a hand-over splits into the browser's part (until the grant) and the library's
+  // part after it (for Baton: the epoch's transaction and the elected step).
+  if (navigator.locks) {
+    var lockRequest = LockManager.prototype.request;
+    LockManager.prototype.request = function (name, options, callback) {
+      var cb = typeof options === 'function' ? options : callback;
+      var granted = function () { bench.grantedAt = now(); return cb.apply(this, arguments); };
+      return typeof options === 'function' ? lockRequest.call(this, name, granted) : lockRequest.call(this, name, options, granted);
+    };
+  }
+
   var bench = {
     id: q.get('id') || Math.random().toString(36).slice(2, 10),
     lib: null,
@@ -33,6 +47,7 @@
     entryAt: null,          // the page entry's code started (after its imports, incl. Baton's wasm)
     requestedAt: null,      // absolute: leadership requested
     becameLeaderAt: null,   // absolute: the last leadership callback
+    grantedAt: null,        // absolute: the last Web Lock granted to this page (any name)
     leaderTimes: [],
     deposedTimes: [],
     beforeunloadAt: null,
@@ -70,7 +85,7 @@
       var at = now();
       bench.becameLeaderAt = at;
       bench.leaderTimes.push(at);
-      log({ ev: 'leader', at: at, epoch: bench.epoch });
+      log({ ev: 'leader', at: at, epoch: bench.epoch, grantedAt: bench.grantedAt });
     },
     deposed: function (reason) {
       var at = now();
@@ -81,7 +96,7 @@
       return {
         id: bench.id, lib: bench.lib, mode: bench.mode, isLeader: bench.isLeader, epoch: bench.epoch,
         timeOrigin: bench.timeOrigin, instrumentAt: bench.instrumentAt, entryAt: bench.entryAt,
-        requestedAt: bench.requestedAt, becameLeaderAt: bench.becameLeaderAt, leaderTimes: bench.leaderTimes.slice(),
+        requestedAt: bench.requestedAt, becameLeaderAt: bench.becameLeaderAt, grantedAt: bench.grantedAt, leaderTimes: bench.leaderTimes.slice(),
         deposedTimes: bench.deposedTimes.slice(), freezes: bench.freezes, resumes: bench.resumes,
         wasm: bench.wasm.slice(), counters: Object.assign({}, counters), errors: bench.errors.slice(),
         visibility: document.visibilityState, at: now(), init: bench.init || null,

@@ -25,7 +25,7 @@ import { authorityReason, chooseAuthority, isNodeWithoutEnv, randomId, randomSee
 import { namesFor } from './names.js';
 import { watchLifecycle } from './lifecycle.js';
 import { leaderState, loadTalk } from './talk-lazy.js';
-import { deposed, disposedError, epochNotDurable, reportError, staleOwner } from './errors.js';
+import { deposed, disposedError, EpochNotDurableError, reportError, staleOwner } from './errors.js';
 import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_LOG_CAPACITY } from './constants.js';
 import {
   LIMITS,
@@ -211,6 +211,8 @@ class Baton {
     /** @type {Array<() => void>} app callbacks not yet run (see `later`) */
     this.callbacks = [];
     this.callbacksScheduled = false;
+    /** @type {{runtime: Runtime, timer: any} | null} a runtime suspend() left to retire */
+    this.retiring = null;
     this.storage = this.openStorage();
     this.lifecycleState = 'active';
     this.watch = watchLifecycle(env, {
@@ -268,17 +270,36 @@ class Baton {
     if (!this.suspended) this.runtime.lifecycle(state);
   }
 
-  /** `pagehide`: leave at once (locks released, goodbye said), keep the handles. */
+  /**
+   * `pagehide`: leave at once, keep the handles. The lock goes back only once this handler
+   * has returned, so it does one thing: the closing step, which releases the lock and says
+   * goodbye (naming the successor). The rest (the dispose step, copying the final metrics
+   * and log out of the core) waits for a later task: a page being closed is torn down
+   * first and never does it; a page kept in the bfcache does it on its way back, or when
+   * its log is asked for.
+   */
   suspend() {
     if (this.disposed || this.suspended) return;
     this.suspended = true;
     this.runtime.lifecycle('closing');
-    this.retireRuntime();
+    const runtime = this.runtime;
+    const timer = this.env.setTimeout(() => this.finishRetiring(), 0);
+    this.retiring = { runtime, timer };
+  }
+
+  /** Retires the runtime left by `suspend()` now, if that has not happened yet. */
+  finishRetiring() {
+    const { retiring } = this;
+    if (!retiring) return;
+    this.retiring = null;
+    this.env.clearTimeout(retiring.timer);
+    this.retireRuntime(retiring.runtime);
   }
 
   /** `pageshow` from the bfcache: a new generation re-joins every resource. */
   restore() {
     if (this.disposed || !this.suspended) return;
+    this.finishRetiring();
     this.suspended = false;
     this.generation += 1;
     this.counters.restores += 1;
@@ -286,8 +307,7 @@ class Baton {
     this.runtime = this.startRuntime();
   }
 
-  retireRuntime() {
-    const old = this.runtime;
+  retireRuntime(old = this.runtime) {
     old.dispose();
     this.history.push(...old.log().map((t) => ({ ...t, generation: old.generation })));
     if (this.history.length > DEFAULT_LOG_CAPACITY) this.history.splice(0, this.history.length - DEFAULT_LOG_CAPACITY);
@@ -359,6 +379,7 @@ class Baton {
   }
 
   log() {
+    this.finishRetiring();
     const current = this.runtime.log().map((t) => ({ ...t, generation: this.runtime.generation }));
     return this.suspended || this.disposed ? [...this.history] : [...this.history, ...current];
   }
@@ -387,7 +408,8 @@ class Baton {
     for (const entry of ending) entry.released = true;
     this.watch.stop();
     this.hooks?.remove();
-    if (!this.suspended) this.retireRuntime();
+    if (this.suspended) this.finishRetiring();
+    else this.retireRuntime();
     const { database } = this.storage;
     if (database) this.runtime.retired.then(() => database.close());
     for (const entry of ending) entry.finish('dispose');
@@ -534,9 +556,11 @@ class Entry {
     if (this.controller) {
       const controller = this.controller;
       this.controller = null;
-      const why = deposed(this.resource, ended ? ended.epoch : 0, reason);
-      if (now) controller.abort(why);
-      else this.baton.later(() => controller.abort(why));
+      // The error is made when the signal aborts: capturing its stack is work a pagehide
+      // or a lock grant does not need to wait for.
+      const abort = () => controller.abort(deposed(this.resource, ended ? ended.epoch : 0, reason));
+      if (now) abort();
+      else this.baton.later(abort);
     }
     return ended;
   }
@@ -600,7 +624,7 @@ class Entry {
     }
     // An epoch that may repeat an earlier term's: no effect runs under it.
     const why = this.termDegraded();
-    if (why) return Promise.reject(epochNotDurable(this.resource, token.epoch, this.baton.storage.health.failure ?? why));
+    if (why) return Promise.reject(new EpochNotDurableError(this.resource, token.epoch, this.baton.storage.health.failure ?? why));
     const { signal } = this.controller;
     return new Promise((resolve) => resolve(fn(token, signal)));
   }

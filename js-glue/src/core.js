@@ -64,29 +64,25 @@ export function load(options) {
   if (status.state !== 'idle') return ready;
   status.state = 'loading';
   const source = options?.wasm;
-  new Promise((resolve, reject) => {
-    createBatonCore({
-      locateFile: (file) => file, // unused: instantiateWasm below finds the wasm
-      instantiateWasm(imports, receive) {
-        instantiate(source, imports).then((instance) => receive(instance), reject);
-        return {};
-      },
-    }).then(resolve, reject);
-  }).then(
-    (module) => {
-      M = module;
-      names = readNames();
-      status.state = 'ready';
-      settle.resolve();
-      for (const fn of waiting.splice(0)) fn();
-    },
-    (error) => {
-      status.state = 'failed';
-      status.error = error.message;
-      waiting.length = 0;
-      settle.reject(error);
-    },
-  );
+  const failed = (error) => {
+    status.state = 'failed';
+    status.error = error.message;
+    waiting.length = 0;
+    settle.reject(error);
+  };
+  // The module asks for the instance (wasm/module-pre.js); a failure is ours to report, and
+  // the module, which has no error path, just never finishes.
+  const instantiateHook = (imports) =>
+    new Promise((resolve) => {
+      instantiate(source, imports).then((instance) => resolve({ instance }), failed);
+    });
+  createBatonCore({ instantiate: instantiateHook }).then((module) => {
+    M = module;
+    names = readNames();
+    status.state = 'ready';
+    settle.resolve();
+    for (const fn of waiting.splice(0)) fn();
+  }, failed);
   return ready;
 }
 
@@ -124,8 +120,8 @@ const decoder = new TextDecoder();
 
 /** Starts a record at the buffer. */
 function begin() {
-  if (heap !== M.HEAPU8) {
-    heap = M.HEAPU8;
+  if (heap !== M.heap()) {
+    heap = M.heap();
     data = new DataView(heap.buffer);
     io = M.buffer();
   }
@@ -182,8 +178,8 @@ let at = 0;
 function answer(n) {
   if (n < 0) throw new Error('tab-baton: the core refused a record (internal error)');
   // A step may grow wasm memory, which replaces the views.
-  if (heap !== M.HEAPU8) {
-    heap = M.HEAPU8;
+  if (heap !== M.heap()) {
+    heap = M.heap();
     data = new DataView(heap.buffer);
   }
   at = io + 2;
@@ -543,14 +539,12 @@ export class Core {
  * Leak checks for tests (exported as `__internal` from the main entry, not documented API).
  */
 export const internals = {
-  /** Live embind value handles (`count_emval_handles()` of the module). */
-  emvalHandles: () => M.count_emval_handles(),
   /** Cores created and not yet deleted. */
   liveCores: () => liveCores,
   /** Sessions open in the core (boundary.cc): must match liveCores. */
   coreSessions: () => M.live(),
   /** Size of the WebAssembly heap in bytes (it only grows: a leak shows here). */
-  heapBytes: () => M.HEAPU8.length,
+  heapBytes: () => M.heap().length,
   /** The Emscripten module (bench/wasm-throughput.mjs times its boundary call alone). */
   module: () => M,
 };

@@ -156,10 +156,15 @@ export function isNodeWithoutEnv(env) {
 export function randomId() {
   const c = globalThis.crypto;
   if (c && typeof c.randomUUID === 'function') return c.randomUUID();
+  // randomUUID exists only in secure contexts: the same UUID v4 shape without it (awaforge
+  // documents its default id as one).
   const bytes = new Uint8Array(16);
   if (c && typeof c.getRandomValues === 'function') c.getRandomValues(bytes);
   else for (let i = 0; i < 16; i += 1) bytes[i] = Math.floor(Math.random() * 256);
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  bytes[6] = (bytes[6] & 0x0f) | 0x40; // version 4
+  bytes[8] = (bytes[8] & 0x3f) | 0x80; // RFC 4122 variant
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /** A 32-bit seed for the core's jitter, different in every tab. */

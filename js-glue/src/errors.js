@@ -30,12 +30,12 @@ export class StaleOwnerError extends Error {
  * term might repeat it: `code` 'EPOCH_NOT_DURABLE', `reason` why storage is not trusted
  * (as in `metrics().degradedReason`).
  */
-export function epochNotDurable(resource, epoch, reason) {
-  const error = new Error(
-    `EPOCH_NOT_DURABLE: epoch ${epoch} of "${resource}" was not stored durably (${reason}); the effect did not run`,
-  );
-  error.name = 'EpochNotDurableError';
-  return Object.assign(error, { code: 'EPOCH_NOT_DURABLE', resource, epoch, reason });
+export class EpochNotDurableError extends Error {
+  constructor(resource, epoch, reason) {
+    super(`EPOCH_NOT_DURABLE: epoch ${epoch} of "${resource}" was not stored durably (${reason}); the effect did not run`);
+    this.name = 'EpochNotDurableError';
+    Object.assign(this, { code: 'EPOCH_NOT_DURABLE', resource, epoch, reason });
+  }
 }
 
 /**

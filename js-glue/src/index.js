@@ -19,7 +19,7 @@ export { load, ready } from './core.js';
 export { createBaton } from './baton.js';
 export { enableTestHooks } from './test-hooks.js';
 export { Fence } from './fence.js';
-export { StaleOwnerError, DeposedError } from './errors.js';
+export { StaleOwnerError, DeposedError, EpochNotDurableError } from './errors.js';
 export { leaderElection } from './compat/awaforge.js';
 export { requestLeadership } from './compat/request-leadership.js';
 export { createLeaderElection } from './compat/broadcast-channel.js';

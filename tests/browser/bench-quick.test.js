@@ -10,12 +10,23 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { evaluateTargets } from '../../bench/lib/report.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const LOCKS = ['baton', 'bare-locks', 'broadcast-channel', 'tab-election'];
 const FALLBACK = ['baton-broadcast', 'baton-lease', 'broadcast-channel-fallback'];
 const ALL = [...LOCKS, ...FALLBACK];
 const BATON = ['baton', 'baton-broadcast', 'baton-lease'];
+/** Measured in the fallback hand-overs only: Baton's awaforge API without Web Locks. */
+const AWAFORGE = 'awaforge-fallback';
+/** Every target of the hand-over issue, by the id the report gives it. */
+const HANDOVER_TARGETS = [
+  'close-web-locks', 'crash-web-locks', 'startup-web-locks', 'startup-broadcast',
+  'frozen-baton', 'frozenSilent-baton', 'frozen-baton-lease', 'frozenSilent-baton-lease',
+  'fallback-close-baton-broadcast', 'fallback-crash-baton-broadcast',
+  'fallback-close-baton-lease', 'fallback-crash-baton-lease',
+  `fallback-close-${AWAFORGE}`, `fallback-crash-${AWAFORGE}`, 'callbacks',
+];
 
 const isNumber = (v) => typeof v === 'number' && Number.isFinite(v);
 /** A trial's figure: a number, or null when the library never got there (e.g. a frozen leader kept). */
@@ -55,11 +66,13 @@ test('bench/run.sh --quick produces figures for every library and case', { timeo
         assert.ok(t.length > 0, `hand-over ${kind}: trials for ${key}`);
         assert.ok(t.every((x) => isNumber(x.fromCommand)), `hand-over ${kind}: ${key} handed over (${JSON.stringify(r.handover[kind][key])})`);
         if (kind === 'close') assert.ok(t.every((x) => isNumber(x.fromPagehide)), `hand-over close: pagehide timing for ${key}`);
+        // Where the time went: until the next tab's lock grant, and after it.
+        if (key === 'baton' || key === 'bare-locks') assert.ok(t.every((x) => isNumber(x.toGrant) && isNumber(x.grantToLeader)), `hand-over ${kind}: grant split for ${key}`);
       }
     }
     // Fallback modes: close and crash.
     for (const kind of ['close', 'crash']) {
-      for (const key of FALLBACK) {
+      for (const key of [...FALLBACK, AWAFORGE]) {
         const t = trials(r.fallback[kind][key]);
         assert.ok(t.length > 0, `fallback ${kind}: trials for ${key} (${JSON.stringify(r.fallback[kind][key])})`);
         assert.ok(t.every((x) => isFigure(x.fromCommand)), `fallback ${kind}: figures for ${key}`);
@@ -97,6 +110,25 @@ test('bench/run.sh --quick produces figures for every library and case', { timeo
         assert.ok(row.tabs.filter((t) => t.leader).length === 1 || row.split, `idle ${key} N=${row.n}: one leader`);
         assert.ok(row.tabs.every((t) => ['posted', 'delivered', 'wakeups', 'cpuMs'].every((k) => isNumber(t[k]))), `idle ${key} N=${row.n}: rates`);
       }
+    }
+    // The target check: every target of the hand-over issue, met or missed (or not a timing),
+    // and a missed one with its measured cause.
+    const targets = evaluateTargets(r);
+    for (const id of HANDOVER_TARGETS) assert.ok(targets.some((x) => x.id === id), `target ${id} in the check`);
+    for (const x of targets) {
+      assert.ok(x.ok === true || x.ok === false || x.ok === null, `target ${x.id}: met, missed or n/a`);
+      if (x.ok === false && x.id !== 'size' && !x.id.startsWith('idle-')) assert.ok(x.cause, `missed target ${x.id} has its measured cause`);
+    }
+    // Requests to the leader beside tab-election's call: every round trip timed; Baton's
+    // request in flight at the leader's close is answered by the next leader, none lost.
+    const q = r.requests.config;
+    for (const key of ['baton', 'tab-election']) {
+      const x = r.requests.results[key];
+      assert.equal(x.roundTrip.filter(isNumber).length, Math.ceil(q.roundTrips / q.batches) * q.batches, `requests ${key}: every round trip`);
+      assert.equal(trials(x.close).length, q.closeTrials, `requests ${key}: close trials (${JSON.stringify(x.close)})`);
+    }
+    for (const t of trials(r.requests.results.baton.close)) {
+      assert.ok(isNumber(t.firstAnswer) && t.unanswered === 0, `requests baton: answered by the next leader, none lost (${JSON.stringify(t)})`);
     }
     // Core throughput, native and wasm.
     assert.ok(r.throughput.native.decodeStep > 0 && r.throughput.wasm.glue.framesPerSecond > 0 && r.throughput.wasm.baton.framesPerSecond > 0, 'throughput');

@@ -111,7 +111,9 @@ export async function waitForLeader(tabs, resource, { aboveEpoch = 0, timeoutMs 
       return { tab: tabs[snaps.indexOf(found)], snap: found, snaps };
     }
     candidate = found;
-    if (Date.now() > deadline) {
+    // A poll of every tab can itself take seconds on a loaded machine: a leader seen on the
+    // last poll before the deadline gets the one more poll that confirms it (bounded).
+    if (Date.now() > deadline && (!found || Date.now() > deadline + timeoutMs)) {
       assert.fail(`${resource}: no single leader above epoch ${aboveEpoch} after ${timeoutMs} ms: ${snaps.map((s) => `${s.id}=${s.resources[resource].state}/${s.resources[resource].leader}@${s.resources[resource].leaderEpoch}`).join(', ')}`);
     }
     await sleep(40);

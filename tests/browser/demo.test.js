@@ -71,12 +71,26 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
     return leaders;
   }
 
-  /** Waits until `tab` has written once through the fence; returns its snapshot. */
-  const afterFirstWrite = (tab) =>
+  /**
+   * Waits for the state a freeze test starts from: one tab leads every resource, has written
+   * through the fence once, and has a token refresh under way (started here, while it still
+   * leads: on a loaded machine the first tab may already have lost a lead to another, and a
+   * refresh can only start in the tab that leads token-refresh). Returns that tab, the
+   * others, and its snapshot taken just before the refresh began.
+   */
+  const leaderWithRefreshInFlight = (tabs) =>
     waitFor(async () => {
-      const s = await snap(tab);
-      return s.fenced.some((f) => f.ok) && s;
-    }, { what: `${tab.id} wrote through the fence once` });
+      for (const tab of tabs) {
+        const s = await snap(tab);
+        if (!RESOURCES.every((r) => s.resources[r].state === 'leader') || !s.fenced.some((f) => f.ok)) continue;
+        if (!(await tab.page.evaluate(() => window.__demo.beginRefresh('in flight at freeze')))) continue;
+        return { old: tab, survivors: tabs.filter((t) => t !== tab), before: s };
+      }
+      return null;
+    }, { what: 'one tab leads every resource, wrote through the fence once and has a refresh in flight' });
+
+  /** The reason of the last step-down from leader of each resource, in a snapshot's log. */
+  const lastStepDowns = (s) => RESOURCES.map((r) => s.log.filter((t) => t.resource === r && t.from === 'leader').pop()?.reason);
 
   describe('four tabs, then close, crash, logout', () => {
     let tabs;
@@ -218,13 +232,9 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
       const tabs = await openGroup(browser, server, { ns, ids: ['t1', 't2', 't3', 't4'], query: `${FAST}&swallowFreeze=1` });
       try {
         await assertSingleLeaders(tabs);
-        const [old, ...survivors] = tabs;
-        const before = await afterFirstWrite(old);
-        const oldEpochs = Object.fromEntries(RESOURCES.map((r) => [r, before.resources[r].epoch]));
-        for (const r of RESOURCES) assert.equal(before.resources[r].state, 'leader', `t1 leads ${r}`);
-
         // A refresh is under way (its token is being minted) when the tab freezes.
-        assert.equal(await old.page.evaluate(() => window.__demo.beginRefresh('in flight at freeze')), true);
+        const { old, survivors, before } = await leaderWithRefreshInFlight(tabs);
+        const oldEpochs = Object.fromEntries(RESOURCES.map((r) => [r, before.resources[r].epoch]));
         const t0 = Date.now();
         await freezeTab(old);
         const result = await checkRelayHandover({ survivors, oldEpoch: oldEpochs['sse-relay'], t0, server, label: 'freeze' });
@@ -237,15 +247,15 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
 
         // Thaw (and show) the old leader: its in-flight write goes out with the stale epoch.
         await thawTab(old, { show: true });
-        const isStale = (e) => e.resource === `${ns}/token-refresh` && e.owner === 't1' && e.epoch === oldEpochs['token-refresh'] && e.effect.includes('in flight at freeze') && !e.ok;
+        const isStale = (e) => e.resource === `${ns}/token-refresh` && e.owner === old.id && e.epoch === oldEpochs['token-refresh'] && e.effect.includes('in flight at freeze') && !e.ok;
         await waitForServer(server, (st) => st.log.some(isStale), "the server rejected the thawed leader's write");
         for (const e of server.stats().log.filter(isStale)) assert.ok(e.highest >= newEpoch, `rejected against the newer epoch ${newEpoch}`);
         const thawed = await waitFor(async () => {
           const s = await snap(old);
           return RESOURCES.every((r) => s.resources[r].state === 'follower') && s.fenced.some((f) => f.error === 'STALE_OWNER' && f.status === 409) && s;
-        }, { what: 't1 is a follower everywhere and was answered 409 STALE_OWNER' });
-        const reasons = thawed.log.filter((t) => t.from === 'leader').map((t) => t.reason);
-        assert.ok(reasons.length >= 3 && reasons.every((r) => ['stalled', 'lock-lost', 'abdicate', 'prefer-visible'].includes(r)), `t1 stepped down as a stalled (or hidden) leader: ${reasons}`);
+        }, { what: `${old.id} is a follower everywhere and was answered 409 STALE_OWNER` });
+        const reasons = lastStepDowns(thawed);
+        assert.ok(reasons.every((r) => ['stalled', 'lock-lost', 'abdicate', 'prefer-visible'].includes(r)), `${old.id} stepped down as a stalled (or hidden) leader: ${reasons}`);
         // One leader per resource among all four again, one stream, one socket; no tab missed or repeated an event.
         await assertSingleLeaders(tabs);
         const snaps = await snapAll(tabs);
@@ -263,9 +273,7 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
       const tabs = await openGroup(browser, server, { ns, ids: ['t1', 't2', 't3'] });
       try {
         await assertSingleLeaders(tabs);
-        const [old, ...survivors] = tabs;
-        const before = await afterFirstWrite(old);
-        assert.equal(await old.page.evaluate(() => window.__demo.beginRefresh('in flight at freeze')), true);
+        const { old, survivors, before } = await leaderWithRefreshInFlight(tabs);
         const t0 = Date.now();
         await freezeTab(old);
         const result = await checkRelayHandover({ survivors, oldEpoch: before.resources['sse-relay'].epoch, t0, server, label: 'freeze event' });
@@ -276,9 +284,8 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
         timings.add(handoverRow('freeze, with freeze event: sse-relay', result, `new leader via ${how && how.reason}`));
         timings.add(termRow('freeze, with freeze event: token-refresh', refresh.snap, 'token-refresh', t0, server, `${ns}/token-refresh`));
         await thawTab(old, { show: true });
-        await waitForServer(server, (st) => st.log.some((e) => e.resource === `${ns}/token-refresh` && e.owner === 't1' && e.epoch === before.resources['token-refresh'].epoch && e.effect.includes('in flight at freeze') && !e.ok), "the server rejected the thawed leader's in-flight write");
-        const reasons = (await snap(old)).log.filter((t) => t.from === 'leader').map((t) => t.reason);
-        assert.deepEqual(reasons, ['frozen', 'frozen', 'frozen'], 't1 stepped down when it froze');
+        await waitForServer(server, (st) => st.log.some((e) => e.resource === `${ns}/token-refresh` && e.owner === old.id && e.epoch === before.resources['token-refresh'].epoch && e.effect.includes('in flight at freeze') && !e.ok), "the server rejected the thawed leader's in-flight write");
+        assert.deepEqual(lastStepDowns(await snap(old)), ['frozen', 'frozen', 'frozen'], `${old.id} stepped down from every resource when it froze`);
         await assertSingleLeaders(tabs);
         const snaps = await snapAll(tabs);
         assertFeedsClean(snaps);

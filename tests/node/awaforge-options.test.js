@@ -98,3 +98,47 @@ test('awaforge fallback: a takeoverMs longer than six heartbeats is waited for i
   assert.ok(takeover >= takeoverMs - heartbeatMs, `no takeover before takeoverMs (${takeover} ms)`);
   assert.ok(takeover < takeoverMs + heartbeatMs, `takeover within takeoverMs + heartbeatMs (${takeover} ms)`);
 });
+
+// awaforge's fallback promises that of the tabs competing, the lowest id wins. That holds
+// with `_forceFallback` and in a browser without Web Locks but with IndexedDB, where
+// `createBaton` would take the IndexedDB lease (and the first tab to ask would win).
+for (const [label, options, envOf] of [
+  ['_forceFallback', { _forceFallback: true }, (tab) => tab],
+  ['no Web Locks, IndexedDB present', {}, (tab) => ({ ...tab, locks: null })],
+]) {
+  test(`awaforge fallback (${label}): of tabs that start together, the lowest id wins; then the lowest of the rest (virtual clock)`, async () => {
+    await load();
+    const clock = virtualClock();
+    const browser = createBrowser();
+    const ids = ['tab-c', 'tab-a', 'tab-d', 'tab-b'];
+    const tabs = ids.map((id) => browser.tab(id));
+    const elections = tabs.map((tab, i) =>
+      leaderElection.create({ channel: 'lowest', id: ids[i], heartbeatMs: 100, takeoverMs: 400, ...options, env: { ...envOf(tab), now: clock.now, setTimeout: clock.setTimeout, clearTimeout: clock.clearTimeout } }),
+    );
+    assert.equal(__internal.metricsOf(elections[0]).mode, 'broadcast');
+    const leaderIds = (list) => list.filter((e) => e.isLeader()).map((e) => e.id);
+    const run = async (until) => {
+      const limit = clock.now() + 100_000;
+      while (!until()) {
+        await settle();
+        if (until()) break;
+        if (!clock.step(limit)) assert.fail(`nothing left to run: ${JSON.stringify(leaderIds(elections))}`);
+      }
+    };
+    const agreed = (list, id) => () => list.every((e) => e.leader()?.id === id);
+    await run(() => leaderIds(elections).length > 0 && elections.every((e) => e.leader()));
+    assert.deepEqual(leaderIds(elections), ['tab-a']);
+    await run(agreed(elections, 'tab-a'));
+
+    // The leader crashes: the lowest id left takes over, and only it.
+    const a = ids.indexOf('tab-a');
+    tabs[a].crash();
+    elections[a].dispose();
+    const rest = elections.filter((_, i) => i !== a);
+    await run(() => leaderIds(rest).length > 0);
+    assert.deepEqual(leaderIds(rest), ['tab-b']);
+    await run(agreed(rest, 'tab-b'));
+    assert.deepEqual(leaderIds(rest), ['tab-b']);
+    for (const e of rest) e.dispose();
+  });
+}

@@ -130,4 +130,19 @@ describe('awaforge leaderElection', () => {
     assert.equal(b.isLeader(), false);
     assert.deepEqual(calls, ['a2']);
   });
+
+  test('the default id is a UUID v4 also where crypto.randomUUID is missing (insecure contexts)', (t) => {
+    const { tabs } = openTabs(1);
+    const crypto = globalThis.crypto;
+    t.after(() => Object.defineProperty(globalThis, 'crypto', { value: crypto, configurable: true, writable: true }));
+    Object.defineProperty(globalThis, 'crypto', { value: { getRandomValues: (bytes) => crypto.getRandomValues(bytes) }, configurable: true, writable: true });
+    const ids = new Set();
+    for (let i = 0; i < 20; i += 1) {
+      const e = leaderElection.create({ channel: 'no-random-uuid', env: tabs[0].env });
+      assert.match(e.id, UUID_V4);
+      ids.add(e.id);
+      e.dispose();
+    }
+    assert.equal(ids.size, 20);
+  });
 });

@@ -1,9 +1,10 @@
 // The behaviours broadcast-channel's own leader-election tests check, run against the
 // drop-in (each elector in its own simulated tab, with broadcast-channel's channels):
 // one elector alone leads after applyOnce(); of two or twenty electors exactly one leads;
-// after the leader dies (die(), its channel closed, or its tab gone silent) another leads;
-// awaitLeadership() resolves then. And the one behaviour left out on purpose: the unload
-// package's runAll() does not kill a Baton elector (see the README).
+// after the leader dies (die(), its channel closed, the `unload` package's runAll(), or its
+// tab gone silent) another leads and awaitLeadership() resolves; die() during the election
+// means never leading; hasLeader() in both tabs, false for another channel and after the
+// leader died; onduplicate stays silent in a normal election; unload entries are cleaned up.
 import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BroadcastChannel as PubkeyChannel } from 'broadcast-channel';
@@ -89,14 +90,123 @@ describe("broadcast-channel's leader-election behaviours, against the drop-in", 
     await waitFor(() => resolved, { what: 'b resolved' });
   });
 
-  test("unload's runAll() does not kill a Baton elector (documented difference)", async () => {
+  test("unload's runAll() kills the leading elector, as broadcast-channel's does; the other leads", async () => {
     const [a, b] = electors(2);
     await a.elector.awaitLeadership();
-    b.elector.awaitLeadership();
+    let resolved = false;
+    b.elector.awaitLeadership().then(() => {
+      resolved = true;
+    });
+    const before = unload.getSize();
+    assert.ok(before >= 1, 'the leader registered with unload');
     await unload.runAll();
-    unload._resetUnloaded?.();
-    assert.equal(a.elector.isDead, false);
-    assert.equal(a.elector.isLeader, true);
-    assert.equal(b.elector.isLeader, false);
+    assert.equal(a.elector.isDead, true);
+    assert.equal(a.elector.isLeader, false);
+    await waitFor(() => resolved, { what: 'b resolved after runAll()' });
+    assert.equal(b.elector.isLeader, true);
+    await b.channel.close();
+    assert.equal(unload.getSize(), 0, "a dead elector leaves no entry in unload");
+  });
+
+  test('a closed channel or die() takes the leader out of unload again', async () => {
+    const before = unload.getSize();
+    const [a, b] = electors(2);
+    await a.elector.awaitLeadership();
+    await waitFor(() => unload.getSize() === before + 1, { what: 'the leader registered' });
+    await a.channel.close();
+    assert.equal(unload.getSize(), before);
+    await b.elector.awaitLeadership();
+    await waitFor(() => unload.getSize() === before + 1, { what: 'the next leader registered' });
+    await b.elector.die();
+    assert.equal(unload.getSize(), before);
+  });
+
+  test('die() during the election: the elector never leads', async () => {
+    const [a] = electors(1);
+    let resolved = false;
+    a.elector.awaitLeadership().then(() => {
+      resolved = true;
+    });
+    await a.elector.die();
+    assert.equal(a.elector.isDead, true);
+    // Longer than an election of a lone elector (FAST: 20 ms heartbeats), twice over.
+    const [probe] = electors(1);
+    await probe.elector.awaitLeadership();
+    assert.equal(a.elector.isLeader, false);
+    assert.equal(resolved, false);
+    assert.equal(await a.elector.applyOnce(), false);
+    assert.equal(await a.elector.hasLeader(), false);
+  });
+
+  test('hasLeader(): true in both tabs after an election, false on another channel, false after the leader died', async () => {
+    const [a, b] = electors(2);
+    await Promise.race([a.elector.awaitLeadership(), b.elector.awaitLeadership()]);
+    await waitFor(async () => (await a.elector.hasLeader()) && (await b.elector.hasLeader()), { what: 'both know a leader' });
+    const [other] = electors(1);
+    assert.equal(await other.elector.hasLeader(), false);
+
+    // An observer (it never asked to lead) sees the leader go when it dies.
+    const [leader, watcher] = electors(2);
+    await leader.elector.awaitLeadership();
+    await waitFor(() => watcher.elector.hasLeader(), { what: 'the watcher knows the leader' });
+    await leader.elector.die();
+    await waitFor(async () => (await watcher.elector.hasLeader()) === false, { what: 'no leader after die()' });
+  });
+
+  test('onduplicate stays silent in a normal election; twenty electors can die at once', async () => {
+    const list = electors(20);
+    const fired = [];
+    for (const c of list) c.elector.onduplicate = () => fired.push(c.elector.token);
+    await Promise.race(list.map((c) => c.elector.awaitLeadership()));
+    await waitFor(async () => (await Promise.all(list.map((c) => c.elector.hasLeader()))).every(Boolean));
+    assert.equal(leaders(list).length, 1);
+    assert.deepEqual(fired, []);
+    await Promise.all(list.map((c) => c.elector.die()));
+    assert.ok(list.every((c) => c.elector.isDead && !c.elector.isLeader));
+  });
+
+  test('one elector per channel, even after it died', async () => {
+    const [a] = electors(1);
+    await a.elector.die();
+    assert.throws(() => createLeaderElection(a.channel, { env: a.tab.env }), /already has a leader-elector/);
+  });
+});
+
+describe("broadcast-channel's tests in Node as they run there (Node's own BroadcastChannel, no Web Locks)", () => {
+  test('of two electors exactly one leads; runAll() hands over', async () => {
+    const name = `parity-node-${process.pid}-${(seq += 1)}`;
+    const list = [0, 1].map(() => {
+      const channel = new PubkeyChannel(name, { type: 'simulate' });
+      channels.push(channel);
+      return { channel, elector: createLeaderElection(channel) };
+    });
+    list.forEach((c) => c.elector.awaitLeadership());
+    await waitFor(() => leaders(list).length >= 1, { what: 'a leader' });
+    await waitFor(async () => (await Promise.all(list.map((c) => c.elector.hasLeader()))).every(Boolean));
+    assert.equal(leaders(list).length, 1);
+    const [first] = leaders(list);
+    const second = list.find((c) => c !== first);
+    await unload.runAll();
+    assert.equal(first.elector.isDead, true);
+    await second.elector.awaitLeadership();
+    assert.equal(second.elector.isLeader, true);
+  });
+
+  // broadcast-channel's test: twenty electors, one leader 200 ms after the first appears.
+  // In one busy Node process the takeover timers of many electors fire in one burst, before
+  // any of their hellos or claims is delivered, so several lead until their heartbeats meet
+  // (up to about one heartbeat). Broadcast-only has no authority to stop that; the fix is a
+  // candidacy round in the core (announce, then claim only if no better candidate spoke).
+  test('of twenty electors one leads 200 ms after the first', { todo: 'broadcast-only: a burst of simultaneous takeovers in one busy process leads several until their heartbeats meet' }, async () => {
+    const name = `parity-node20-${process.pid}-${(seq += 1)}`;
+    const list = Array.from({ length: 20 }, () => {
+      const channel = new PubkeyChannel(name, { type: 'simulate' });
+      channels.push(channel);
+      return { channel, elector: createLeaderElection(channel) };
+    });
+    list.forEach((c) => c.elector.awaitLeadership());
+    await waitFor(() => leaders(list).length >= 1, { what: 'a leader' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(leaders(list).length, 1);
   });
 });

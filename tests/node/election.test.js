@@ -237,6 +237,33 @@ describe('election (Web Locks authority)', () => {
     assert.ok(batons[first].log().some((t) => t.generation === 1) && batons[first].log().some((t) => t.generation === 2));
   });
 
+  test('pagehide does only the closing step: the lock goes back and the goodbye names the successor; the rest waits for a later task, which a page torn down never runs', async () => {
+    const { tabs } = openTabs(3);
+    const batons = batonsFor(tabs);
+    const handles = batons.map((b) => b.lead('ws'));
+    const watch = watchLeaders(handles);
+    await waitFor(() => leaderIndexes(handles).length === 1);
+    const [first] = leaderIndexes(handles);
+    await waitFor(() => handles.every((h) => h.leader()?.id === tabs[first].id), { what: 'every tab knows the leader' });
+    const oldEpoch = handles[first].token().epoch;
+    const leaving = tabs[first];
+
+    leaving.fire('window', 'pagehide');
+    assert.notEqual(handles[first].state(), 'leader', 'stepped down in the handler');
+    assert.ok(leaving.channels.every((c) => !c.closedByPage), 'the dispose step (which closes the channel) did not run in the handler');
+    leaving.freeze(); // torn down: no later task of this page runs
+    const next = await waitFor(() => leaderIndexes(handles).find((i) => i !== first));
+    const elected = watch.events.find((e) => e.index === next && e.type === 'elected');
+    assert.ok(elected.epoch > oldEpoch, 'a newer term');
+    assert.equal(batons[next].log().filter((t) => t.to === 'candidate').pop().reason, 'lock-granted', 'the lock was given back in the handler: granted, not stolen after a suspect timeout');
+    assert.equal(watch.overlaps(), 0);
+    assert.ok(leaving.channels.every((c) => !c.closedByPage), 'still nothing more ran in the leaving page');
+
+    leaving.thaw(); // a page that lives on (the bfcache) finishes leaving in that later task
+    await waitFor(() => leaving.channels.every((c) => c.closedByPage), { what: 'the dispose step ran after the handler' });
+    assert.ok(batons[first].log().some((t) => t.to === 'stepping-down' && t.reason === 'closing'), 'its log kept the closing step');
+  });
+
   test('several resources per Baton are independent', async () => {
     const { tabs } = openTabs(2);
     const batons = batonsFor(tabs);

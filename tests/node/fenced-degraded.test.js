@@ -4,7 +4,7 @@
 // repeat the claimed one. The effect must not run, and metrics() must say why.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createBaton } from 'tab-baton';
+import { createBaton, EpochNotDurableError } from 'tab-baton';
 import { openTabs, waitFor } from './helpers/tabs.js';
 import { encodeFrame } from '../browser/pages/forge.js';
 
@@ -35,7 +35,7 @@ test('fenced() refuses a term the core judged behind a claim', async (t) => {
   await waitFor(() => next.state() === 'leader', { what: 'the next leader' });
   assert.equal(next.token().epoch, firstEpoch + 1, 'the claim did not move the durable floor');
   let ran = false;
-  await assert.rejects(next.fenced(() => { ran = true; }), (error) => error.code === 'EPOCH_NOT_DURABLE' && /behind-claim/.test(error.message));
+  await assert.rejects(next.fenced(() => { ran = true; }), (error) => error instanceof EpochNotDurableError && error.code === 'EPOCH_NOT_DURABLE' && /behind-claim/.test(error.message));
   assert.equal(ran, false, 'the effect did not run');
   const metrics = batons[other].metrics();
   assert.equal(metrics.degraded, true);

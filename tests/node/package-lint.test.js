@@ -40,9 +40,12 @@ test('arethetypeswrong: every entry resolves to its types under node10, node16 a
 });
 
 test('package.json has what registries and resolvers look for, and the tarball its licence', () => {
-  for (const field of ['repository', 'homepage', 'bugs', 'keywords', 'author', 'engines', 'license', 'main', 'module', 'types']) {
+  for (const field of ['keywords', 'author', 'engines', 'license', 'main', 'module', 'types']) {
     assert.ok(pkg[field], `package.json: "${field}"`);
   }
+  // The project has no public repository or issue tracker yet: rather than a guessed URL
+  // that leads nowhere, these fields stay out until one exists.
+  for (const field of ['repository', 'homepage', 'bugs']) assert.equal(pkg[field], undefined, `package.json: "${field}" names no real place yet`);
   assert.equal(pkg.license, 'Apache-2.0');
   // For resolvers that ignore `exports` (Parcel without opt-in): files that `exports` also names.
   const targets = JSON.stringify(pkg.exports['.']);

@@ -20,12 +20,16 @@ import {
   type LeadershipChange,
   type LeaderElector,
   DeposedError,
+  EpochNotDurableError,
   StaleOwnerError,
   type DuplicateLeaderEvent,
   type Token,
 } from 'tab-baton';
 import { createBrowser, type FakeTab } from 'tab-baton/testing';
-import { BroadcastChannel as PubkeyChannel } from 'broadcast-channel';
+import { BroadcastChannel as PubkeyChannel, type LeaderElector as PubkeyLeaderElector } from 'broadcast-channel';
+import { leaderElection as awaforgeEntry } from 'tab-baton/awaforge';
+import { requestLeadership as requestLeadershipEntry } from 'tab-baton/request-leadership';
+import { createLeaderElection as createLeaderElectionEntry } from 'tab-baton/broadcast-channel';
 
 declare function send(url: string, body: unknown): Promise<Response>;
 
@@ -62,6 +66,7 @@ export async function orchestrator(): Promise<void> {
     console.log(status);
   } catch (error) {
     if (error instanceof StaleOwnerError) console.log('another tab took over', error.code, error.epoch, error.highest);
+    else if (error instanceof EpochNotDurableError) console.log('storage not trusted', error.code, error.reason);
   }
   const state: 'follower' | 'candidate' | 'leader' | 'stepping-down' | 'released' = ws.state();
   const token: Token | null = ws.token();
@@ -134,6 +139,17 @@ export async function broadcastChannelStyle(): Promise<void> {
   // A native channel or a name works too.
   createLeaderElection(new BroadcastChannel('native'));
   createLeaderElection('by-name').awaitLeadership();
+  // Code typed against broadcast-channel's own LeaderElector keeps compiling.
+  const typedByTheLibrary: PubkeyLeaderElector = createLeaderElection(new PubkeyChannel('typed'));
+  await typedByTheLibrary.applyOnce();
+}
+
+// The subpath entries give the same APIs.
+export function subpaths(): void {
+  const election: Election = awaforgeEntry.create({ channel: 'a' });
+  const relinquish: () => void = requestLeadershipEntry('b', () => {});
+  const elector: LeaderElector<string> = createLeaderElectionEntry('c');
+  console.log(election.id, relinquish, elector.token);
 }
 
 // 5. tab-baton/testing: many tabs in one process (Node tests).

@@ -6,6 +6,11 @@
  * `takeoverMs` (the core's suspect timeout) pass through; `_forceFallback: true` forces the
  * broadcast-only authority (for tests).
  *
+ * Without Web Locks it runs awaforge's documented fallback, BroadcastChannel heartbeats
+ * (Baton's broadcast-only authority), never the IndexedDB lease that `createBaton` would
+ * pick there: under the lease the first tab to ask wins, where awaforge promises that of
+ * the tabs competing the lowest id wins.
+ *
  * Differences from awaforge, on purpose: `onLeader(fn)` registered while this instance
  * already leads calls `fn` at once (an observable of the current state); leadership can also
  * end while the tab lives (a frozen leader is replaced), and `onFollower` says so.
@@ -52,7 +57,7 @@ function create(opts) {
     id,
     heartbeatMs,
     suspectMs: takeoverMs,
-    authority: forceFallback ? 'broadcast' : 'auto',
+    authority: forceFallback || wouldLease(env) ? 'broadcast' : 'auto',
     env,
   });
   handle.onChange((change) => {
@@ -91,6 +96,12 @@ function create(opts) {
       followerListeners.clear();
     },
   }), baton);
+}
+
+/** Whether 'auto' would pick the IndexedDB lease: no Web Locks, but IndexedDB. */
+function wouldLease(env) {
+  const { webLocks, indexedDB } = supportOf(resolveEnv(env));
+  return !webLocks && indexedDB;
 }
 
 /** `{webLocks, broadcastChannel}`: whether the primary strategy (Web Locks) is available. */

@@ -17,10 +17,11 @@
  * lock, a lost lease), which then tells the other on a small side channel
  * (`baton/<name>/v1/duplicate`), where it fires too. Once per term on each side.
  *
- * Not done, on purpose: the library also kills a leading elector on the `unload` package's
- * `runAll()`. A Baton elector leaves on `pagehide` by itself, and in Node it does not keep
- * the process alive, so it does not register there; call `die()` (or close the
- * broadcast-channel channel) to end it.
+ * As the library does, a leading elector registers with the `unload` package, so that
+ * `unload.runAll()` (the library's own tests, apps that simulate an exit) kills it; `die()`
+ * takes it off again. `unload` is not a dependency: it is loaded at run time where it
+ * resolves (Node, a page whose import map names it). Bundlers do not see that import, so
+ * in a bundled page `runAll()` does not reach the elector; it still leaves on `pagehide`.
  *
  * @module tab-baton/compat/broadcast-channel
  */
@@ -37,6 +38,17 @@ const OBSERVER = 'baton.observe-only';
 const DUPLICATE_REASONS = new Set(['conflict', 'newer-epoch', 'lock-lost', 'lease-lost', 'stalled']);
 /** Channels that already have an elector (as in the library, one per channel). */
 const electors = new WeakSet();
+
+/** The `unload` package's API, or null where it does not resolve; loaded on first use. */
+let unloadLoaded = null;
+function loadUnload() {
+  // A computed name: bundlers leave it alone (build.mjs adds their ignore comments).
+  unloadLoaded ??= import(['unload'][0]).then(
+    (module) => [module, module.default].find((api) => typeof api?.add === 'function') ?? null,
+    () => null,
+  );
+  return unloadLoaded;
+}
 
 /** The library's Web Lock name for a channel: `pubkey-bc||<method type>||<name>`. */
 export function libraryLockName(channel, name) {
@@ -105,6 +117,9 @@ export function createLeaderElection(channel, options) {
   let duplicateReportedFor = -1;
   /** Resolvers waiting for this tab to lead. */
   let awaitingLeadership = null;
+  /** This elector's entry in `unload` (from its first term until it dies). */
+  let unloadEntry = null;
+  const unloadReady = loadUnload();
 
   const reportDuplicate = (epoch, reason, other) => {
     if (epoch === duplicateReportedFor) return false;
@@ -142,6 +157,10 @@ export function createLeaderElection(channel, options) {
 
   handle.onChange((change) => {
     if (change.type === 'elected') {
+      // Registered before awaitLeadership() resolves, so that code awaiting it finds it there.
+      unloadReady.then((unload) => {
+        if (unload && !dead && !unloadEntry) unloadEntry = unload.add(() => elector.die());
+      });
       awaitingLeadership?.resolve();
     } else if (change.type === 'deposed' && DUPLICATE_REASONS.has(change.reason) && change.token) {
       const other = change.leader && !change.leader.isMe ? change.leader.id : null;
@@ -224,6 +243,7 @@ export function createLeaderElection(channel, options) {
     die() {
       if (!diePromise) {
         dead = true;
+        unloadEntry?.remove();
         awaitingLeadership?.release(); // it never resolves now, as in the library
         baton.dispose();
         side?.removeEventListener('message', onSide);

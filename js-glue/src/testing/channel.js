@@ -30,6 +30,18 @@
  */
 
 /**
+ * A structured clone of `message`. Frames are plain Uint8Arrays, which are cloned by copying
+ * their buffer (what structuredClone does for them, keeping the offset) at a fraction of
+ * its cost in Node.
+ */
+function clone(message) {
+  if (message instanceof Uint8Array && Object.getPrototypeOf(message) === Uint8Array.prototype && Object.getPrototypeOf(message.buffer) === ArrayBuffer.prototype && !message.buffer.resizable) {
+    return new Uint8Array(message.buffer.slice(0), message.byteOffset, message.length);
+  }
+  return structuredClone(message);
+}
+
+/**
  * Creates the channels of one origin.
  * @param {ChannelHubOptions} [options]
  */
@@ -50,7 +62,7 @@ export function createChannelHub({ schedule = (task) => setTimeout(task, 0) } = 
   function deliverNext(channel) {
     const link = links.get(channel);
     if (link.paused || link.inbox.length === 0) return;
-    const data = structuredClone(link.inbox.shift());
+    const data = clone(link.inbox.shift());
     stats.delivered += 1;
     channel.dispatchEvent(new MessageEvent('message', { data }));
   }
@@ -92,7 +104,7 @@ export function createChannelHub({ schedule = (task) => setTimeout(task, 0) } = 
       if (arguments.length === 0) throw new TypeError('postMessage needs a message');
       const link = links.get(this);
       if (link.closed) throw new DOMException('BroadcastChannel is closed', 'InvalidStateError');
-      const serialized = structuredClone(message);
+      const serialized = clone(message);
       stats.posted += 1;
       if (link.disconnected) {
         stats.dropped += 1;

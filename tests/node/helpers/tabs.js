@@ -35,6 +35,12 @@ export function openTab(browser, id, { indexedDB, hidden = false } = {}) {
     constructor(name) {
       super(name);
       channels.push(this);
+      this.closedByPage = false;
+    }
+
+    close() {
+      this.closedByPage = true;
+      super.close();
     }
   }
 
