@@ -80,7 +80,7 @@ TEST_CASE("presence: several senders are tracked independently") {
   CHECK(p.observe(frame("b", 1), 10) == Observed::joined);
   CHECK(p.observe(frame("c", 1), 20) == Observed::joined);
   CHECK(p.size() == 3);
-  CHECK(p.observe(frame("b", 2), 900) == Observed::unchanged);
+  CHECK(p.observe(frame("b", 2), 900) == Observed::changed);  // its first progress
   CHECK(p.find("a")->last_progress_ms == 0);
   CHECK(p.find("b")->last_progress_ms == 900);
   CHECK(p.find("c")->last_progress_ms == 20);
