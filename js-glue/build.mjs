@@ -56,21 +56,19 @@ const common = {
 
 // Chunks stay beside the entries: the core's chunk finds baton-core.wasm next to itself.
 const esm = await build({ ...common, entryPoints: ENTRIES, outdir: dist, format: 'esm', splitting: true, chunkNames: '[name]-[hash]', write: false });
-// Modules imported under a computed name that browser bundlers leave alone: Node reads the
-// wasm with fs, and the broadcast-channel drop-in registers with `unload` where it resolves.
-// webpack still warns about them unless told to ignore them, and minifying drops comments.
-const RUNTIME_IMPORTS = ['node:fs', 'unload'];
+// The one import of a name known only at run time (src/import-at-run-time.js: Node's fs, the
+// optional `unload`): webpack and Vite warn about it unless told to leave it, and minifying
+// drops comments.
+const RUNTIME_IMPORT = /\bimport\(([A-Za-z_$][\w$]*)\)/g;
+let marked = 0;
 for (const file of esm.outputFiles) {
-  let text = file.text;
-  for (const name of RUNTIME_IMPORTS) {
-    text = text.replaceAll(`import(["${name}"][0])`, `import(/* webpackIgnore: true */ ["${name}"][0])`);
-  }
+  const text = file.text.replace(RUNTIME_IMPORT, (_, name) => {
+    marked += 1;
+    return `import(/* webpackIgnore: true */ /* @vite-ignore */ ${name})`;
+  });
   writeFileSync(file.path, text);
 }
-for (const name of RUNTIME_IMPORTS) {
-  const found = esm.outputFiles.filter((file) => file.text.includes(`import(["${name}"][0])`)).length;
-  if (found !== 1) throw new Error(`build.mjs: expected one import(["${name}"][0]) in the ES modules, found ${found}`);
-}
+if (marked !== 1) throw new Error(`build.mjs: expected one import of a run-time name in the ES modules, found ${marked}`);
 
 // CommonJS has no import.meta: the file's own URL stands in for it.
 const cjs = {
@@ -83,8 +81,12 @@ await build({ ...cjs, entryPoints: [ENTRIES.index], outfile: path.join(dist, 'in
 await build({ ...cjs, entryPoints: [ENTRIES.testing], outfile: path.join(dist, 'testing.cjs') });
 for (const name of ['server', 'fenced-idb']) await build({ ...cjs, entryPoints: [ENTRIES[name]], outfile: path.join(dist, `${name}.cjs`) });
 // TypeScript reads a .d.ts next to a "type": "module" package as ESM; the CommonJS builds get
-// the same declarations as .d.cts (they import nothing, so a copy is exact).
-for (const name of ['index', 'testing', 'server', 'fenced-idb']) copyFileSync(path.join(here, `${name}.d.ts`), path.join(dist, `${name}.d.cts`));
+// the same declarations as .d.cts, whose imports of './index.js' (the shared StaleOwnerError)
+// name the CommonJS declarations instead.
+for (const name of ['index', 'testing', 'server', 'fenced-idb']) {
+  const types = readFileSync(path.join(here, `${name}.d.ts`), 'utf8').replaceAll("from './index.js'", "from './index.cjs'");
+  writeFileSync(path.join(dist, `${name}.d.cts`), types);
+}
 
 const gz = (file) => gzipSync(readFileSync(file), { level: 9 }).length;
 for (const name of readdirSync(dist).sort()) {

@@ -10,14 +10,9 @@ export const FENCE_STORE: 'baton_fence';
 /** Creates the fence store; call it from the app's `onupgradeneeded`. Idempotent. */
 export function createFenceStore(db: IDBDatabase, storeName?: string): void;
 
-/** A refused transaction: `code` 'STALE_OWNER'; nothing was written. */
-export interface StaleOwnerError extends Error {
-  readonly name: 'StaleOwnerError';
-  readonly code: 'STALE_OWNER';
-  readonly resource: string;
-  readonly epoch: number;
-  readonly highest: number;
-}
+/** A refused transaction (nothing was written): `code` 'STALE_OWNER'. The class of `tab-baton`. */
+export { StaleOwnerError } from './index.js';
+import type { StaleOwnerError } from './index.js';
 
 /**
  * Runs `body(tx)` over `stores` (and the fence store) if `token.epoch` is at least the

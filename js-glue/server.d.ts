@@ -10,14 +10,9 @@ export interface FenceToken {
   readonly epoch: number;
 }
 
-/** A refused effect: `code` 'STALE_OWNER'. */
-export interface StaleOwnerError extends Error {
-  readonly name: 'StaleOwnerError';
-  readonly code: 'STALE_OWNER';
-  readonly resource: string;
-  readonly epoch: number;
-  readonly highest: number;
-}
+/** A refused effect: `code` 'STALE_OWNER'. The class of `tab-baton`. */
+export { StaleOwnerError } from './index.js';
+import type { StaleOwnerError } from './index.js';
 
 /** Checks a token's shape (throws a TypeError naming the field); returns it. */
 export function checkToken<T extends FenceToken>(token: T, where?: string): T;

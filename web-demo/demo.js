@@ -2,6 +2,9 @@
 //   websocket-owner  its leader holds the one WebSocket to /ws (echo, round-trip shown)
 //   sse-relay        its leader opens the one SSE stream /stream and relays it (createRelay)
 //   token-refresh    its leader refreshes a token through POST /fenced, guarded by its epoch
+// and, in the panel "Talking to the leader": commands any tab sends through the leader's
+// WebSocket (commands.js), and an offline queue flushed by one leader, fenced in IndexedDB
+// and on the server (offline-queue.js).
 //
 // Query parameters (all optional; the end-to-end tests use small timings):
 //   ns            namespace (default 'demo'): tabs of one namespace elect together
@@ -14,6 +17,7 @@
 //   remove        locks and/or indexeddb (comma-separated): delete the API before loading
 //   blockStorage  1: localStorage and indexedDB.open throw, as with site data blocked
 //   swallowFreeze 1: the `freeze` event never reaches Baton (a tab frozen without warning)
+//   stepMs        offline queue: pause after marking a batch and after sending it (1500)
 //
 // Everything the tests read is on window.__demo (snapshot() gives it in one call).
 
@@ -32,6 +36,7 @@ const interval = num('interval', 1000);
 const refreshMs = num('refreshMs', 4000);
 const prepareMs = num('prepareMs', 300);
 const authority = params.get('authority') || 'auto';
+const stepMs = num('stepMs', 1500);
 const wallNow = () => performance.timeOrigin + performance.now();
 
 /**
@@ -128,6 +133,8 @@ try {
   throw error;
 }
 const { createBaton, createRelay, eventSourceSource, enableTestHooks } = pkg;
+const { createCommands } = await import('/web-demo/commands.js');
+const { createOfflineQueue } = await import('/web-demo/offline-queue.js');
 enableTestHooks(); // the end-to-end tests drive the demo through globalThis.__baton
 
 try {
@@ -166,12 +173,16 @@ function watch(resource, handle) {
   });
 }
 
-// websocket-owner: the leader holds one WebSocket and pings through it every second.
+// websocket-owner: the leader holds one WebSocket and pings through it every second; any
+// tab's command goes through it (commands.js: accept and serve answer baton.request).
+const commands = createCommands({ baton, myId, changed: () => scheduleRender() });
 watch(
   'websocket-owner',
   baton.lead('websocket-owner', {
     eligible: { capability: 'ws.owner.v1' },
     preferVisible: true,
+    accept: commands.accept,
+    serve: commands.serve,
     run(token, signal) {
       let socket = null;
       let pinger = null;
@@ -183,11 +194,13 @@ watch(
         socket.onopen = () => {
           ws.state = 'open';
           ws.opens += 1;
+          commands.useSocket(socket);
           note(`websocket-owner: WebSocket open (epoch ${token.epoch})`, 'io');
         };
         socket.onmessage = (event) => {
           try {
             const echo = JSON.parse(event.data);
+            if (commands.onSocketMessage(echo)) return;
             ws.echoed += 1;
             ws.rttMs = Math.round((performance.now() - echo.t) * 10) / 10;
           } catch {
@@ -196,6 +209,7 @@ watch(
         };
         socket.onclose = () => {
           ws.state = 'closed';
+          commands.useSocket(null);
           if (!signal.aborted) retry = setTimeout(connect, 1000);
         };
       };
@@ -213,6 +227,7 @@ watch(
           socket.onclose = null;
           socket.close();
         }
+        commands.useSocket(null);
         ws.state = 'closed';
         note('websocket-owner: WebSocket closed (term ended)', 'io');
       });
@@ -314,6 +329,14 @@ watch(
   }),
 );
 
+// offline-queue: one leader flushes the queue every tab adds to (needs IndexedDB).
+let queue = null;
+try {
+  queue = await createOfflineQueue({ baton, ns, myId, stepMs, note, changed: () => scheduleRender() });
+} catch (error) {
+  note(`offline-queue: unavailable here (${error.message})`, 'bad');
+}
+
 // --------------------------------------------------------------- spreading the resources
 
 // Each named tab has a home resource (A: websocket-owner, B: sse-relay, C: token-refresh, D:
@@ -377,6 +400,9 @@ document.getElementById('btn-freeze').addEventListener('click', () => freeze());
 document.getElementById('btn-restore').addEventListener('click', () => restore());
 document.getElementById('btn-logout').addEventListener('click', () => relay.logout());
 document.getElementById('btn-login').addEventListener('click', () => relay.login(`session-${Date.now().toString(36)}`));
+let commandSeq = 0;
+document.getElementById('btn-command').addEventListener('click', () => commands.send(`hello #${(commandSeq += 1)} from ${shortName(myId)}`));
+document.getElementById('btn-enqueue').addEventListener('click', () => queue?.enqueue(5));
 for (const button of document.querySelectorAll('[data-authority]')) {
   button.classList.toggle('active', button.dataset.authority === authority);
   button.addEventListener('click', () => {
@@ -510,6 +536,34 @@ function renderTimeline(now) {
   );
 }
 
+/** The panel "Talking to the leader": this tab's commands and the offline queue. */
+function renderTalk() {
+  const wsLeader = handles['websocket-owner']?.leader();
+  setHtml(
+    document.getElementById('commands-rows'),
+    commands.stats().sent.slice(-5).reverse().map((c) => `<li class="${c.state === 'failed' ? 'bad' : ''}"><code>${escape(c.text)}</code> → ${
+      c.state === 'waiting' ? `waiting for ${wsLeader ? tabTag(wsLeader.id) : 'a leader'}…`
+        : c.state === 'acked' ? `<span class="ok">acknowledged</span> by the server through ${tabTag(c.by)}'s socket <span class="muted">(epoch ${c.epoch}, ${c.ms} ms)</span>`
+          : `<span class="bad">${escape(c.error)}</span>`
+    }</li>`).join('') || '<li class="muted">none sent from this tab yet</li>',
+  );
+  if (!queue) {
+    setHtml(document.getElementById('queue-state'), '<span class="bad">IndexedDB is unavailable in this tab</span>');
+    return;
+  }
+  const q = queue.stats();
+  const leader = queue.handle.leader();
+  const stage = { idle: '', marked: ` · <b>batch of ${q.batch.length} in flight</b>, sending…`, sent: ` · <b>batch of ${q.batch.length} sent</b>, deleting it…` }[q.stage];
+  setHtml(
+    document.getElementById('queue-state'),
+    `<b>${q.queued}</b> queued (${q.inFlight} in flight) · flushed by ${leader ? `${tabTag(leader.id)} <span class="muted">epoch ${leader.epoch}</span>` : '<span class="muted">nobody yet</span>'}${stage}`,
+  );
+  setHtml(
+    document.getElementById('queue-counts'),
+    `This tab as the flusher: ${q.batches} batches, ${q.applied} operations applied by the server, ${q.repeated} it had already (same id, applied once) · refused: <span class="${q.refusedByServer ? 'bad' : ''}">${q.refusedByServer} by the server</span>, <span class="${q.refusedByIdb ? 'bad' : ''}">${q.refusedByIdb} by IndexedDB</span>`,
+  );
+}
+
 function render() {
   if (!baton) return;
   watchRelayHandle();
@@ -577,6 +631,7 @@ function render() {
   );
 
   renderTimeline(now);
+  renderTalk();
 
   // Log: Baton's transitions and this page's notes, newest first.
   const entries = [
@@ -614,6 +669,8 @@ function snapshot() {
     relay: relay.stats(),
     ws: { ...ws },
     fenced: fenced.map((f) => ({ ...f })),
+    commands: commands.stats(),
+    queue: queue ? { ...queue.stats(), state: queue.handle.state(), epoch: queue.handle.token()?.epoch ?? 0 } : null,
     elections: elections.map((e) => ({ ...e })),
     metrics: baton.metrics(),
     support: baton.support(),
@@ -634,6 +691,12 @@ window.__demo = {
   /** Starts a token refresh now if this tab leads token-refresh (true), else false. */
   beginRefresh: (why = 'manual') => (refreshNow ? (refreshNow(why), true) : false),
   abdicate: (resource) => handles[resource]?.abdicate(),
+  /** Sends a command to the leader of websocket-owner; resolves with {id, state, by, epoch, error}. */
+  sendCommand: (text) => commands.send(text),
+  /** Adds `n` operations to the offline queue. */
+  enqueue: (n) => queue.enqueue(n),
+  /** Holds this tab's queue flusher after a step ('marked' | 'sent'), or lets it go on (null). */
+  holdQueue: (stage) => queue.hold(stage),
   freeze,
   restore,
   logout: () => relay.logout(),

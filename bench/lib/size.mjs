@@ -30,6 +30,7 @@ export const NOT_IN_APP = {
   'broadcast-channel compat': 'baton.observe-only',
   'testing fakes': 'is already open',
   'test hooks': 'presenceSnapshot',
+  'requests and leader state (talk.js, imported on first use)': 'is already waiting for an answer',
 };
 
 const gz = (buf) => gzipSync(buf, { level: 9 }).length;

@@ -4,26 +4,10 @@
  * @module tab-baton/errors
  */
 
-/**
- * A guarded effect from a term that is not (or no longer) the newest: `code` 'STALE_OWNER'.
- * Thrown by `Fence.check`, and the rejection of `handle.fenced()`.
- */
-export class StaleOwnerError extends Error {
-  /**
-   * @param {string} resource
-   * @param {number | null} epoch the stale term, null when this tab holds none
-   * @param {number} highest the newest term the fence has seen
-   */
-  constructor(resource, epoch, highest) {
-    super(
-      epoch === null
-        ? `STALE_OWNER: this tab does not lead "${resource}"`
-        : `STALE_OWNER: epoch ${epoch} of "${resource}" is stale (newest seen: ${highest})`,
-    );
-    this.name = 'StaleOwnerError';
-    Object.assign(this, { code: 'STALE_OWNER', resource, epoch, highest });
-  }
-}
+// In its own module: tab-baton/server and tab-baton/fenced-idb load this class and no other.
+import { StaleOwnerError } from './stale-owner-error.js';
+
+export { StaleOwnerError };
 
 /**
  * A guarded effect refused because its term's epoch was not committed durably, so a later

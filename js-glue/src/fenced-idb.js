@@ -14,6 +14,12 @@
  * @module tab-baton/fenced-idb
  */
 
+import { StaleOwnerError } from './stale-owner-error.js';
+
+// The class `tab-baton` exports: in ES modules the same object, so `instanceof` holds for a
+// refusal of either; each CommonJS build has its own copy (test `code` there).
+export { StaleOwnerError };
+
 export const FENCE_STORE = 'baton_fence';
 
 /** Creates the fence store; call it from the app's `onupgradeneeded`. Idempotent. */
@@ -71,9 +77,7 @@ export function fencedTransaction(db, token, stores, body, options = {}) {
     read.onsuccess = () => {
       const highest = Number.isSafeInteger(read.result) ? read.result : 0;
       if (epoch < highest) {
-        const error = new Error(`STALE_OWNER: epoch ${epoch} of "${resource}" is stale (highest accepted: ${highest})`);
-        error.name = 'StaleOwnerError';
-        abort(Object.assign(error, { code: 'STALE_OWNER', resource, epoch, highest }));
+        abort(new StaleOwnerError(resource, epoch, highest));
         return;
       }
       try {

@@ -21,6 +21,12 @@
  * @module tab-baton/server
  */
 
+import { StaleOwnerError } from './stale-owner-error.js';
+
+// The class `tab-baton` exports: in ES modules the same object, so `instanceof` holds for a
+// refusal of either; each CommonJS build has its own copy (test `code` there).
+export { StaleOwnerError };
+
 /** The largest epoch accepted: epochs are safe integers (a bigint column holds them). */
 const MAX_EPOCH = Number.MAX_SAFE_INTEGER;
 const MAX_RESOURCE_CHARS = 256;
@@ -43,9 +49,7 @@ export function checkToken(token, where = 'fence') {
 
 /** The error of a refused effect: `code` 'STALE_OWNER', the stale epoch and the highest. */
 export function staleOwnerError(resource, epoch, highest) {
-  const error = new Error(`STALE_OWNER: epoch ${epoch} of "${resource}" is stale (highest accepted: ${highest})`);
-  error.name = 'StaleOwnerError';
-  return Object.assign(error, { code: 'STALE_OWNER', resource, epoch, highest });
+  return new StaleOwnerError(resource, epoch, highest);
 }
 
 /** The fence in memory: the highest accepted epoch per resource, in this process. */

@@ -10,6 +10,7 @@
  *
  * @module tab-baton/wasm-loader
  */
+import { importAtRunTime } from './import-at-run-time.js';
 
 // A classic-script bundle (esbuild's default iife) has no import.meta: there the script's
 // own URL, which is known only while it runs, i.e. now.
@@ -21,7 +22,10 @@ export function defaultWasmUrl() {
   return import.meta.url ? new URL('./baton-core.wasm', import.meta.url) : new URL('./baton-core.wasm', scriptUrl || globalThis.location?.href);
 }
 
-const isNode = () => typeof process === 'object' && typeof process.versions?.node === 'string';
+// Node's `process`, read off globalThis: a bare `process` makes Parcel (default config)
+// install and bundle a polyfill for it.
+const nodeProcess = () => globalThis.process;
+const isNode = () => typeof nodeProcess()?.versions?.node === 'string';
 
 /**
  * Compiles and instantiates the wasm.
@@ -61,11 +65,10 @@ export async function instantiate(source, imports) {
 
 /**
  * Node only: reads the file. Node >= 20.16 hands `fs` over without an import; older ones
- * get an import whose name is computed, so that browser bundlers do not try to follow it.
+ * import it under a name that browser bundlers do not follow.
  */
 async function readFile(url) {
-  // js-glue/build.mjs marks this import for webpack, which would warn about it otherwise.
-  const fs = process.getBuiltinModule?.('fs') ?? (await import(['node:fs'][0]));
+  const fs = nodeProcess().getBuiltinModule?.('fs') ?? (await importAtRunTime('node:fs'));
   return fs.promises.readFile(url);
 }
 

@@ -5,7 +5,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { ServerFence, admitInPostgres, checkToken, fenceSql } from 'tab-baton/server';
+import { StaleOwnerError } from 'tab-baton';
+import { ServerFence, StaleOwnerError as ServerStaleOwnerError, admitInPostgres, checkToken, fenceSql } from 'tab-baton/server';
+import { StaleOwnerError as IdbStaleOwnerError } from 'tab-baton/fenced-idb';
 import { postgresBin, startPostgres } from './helpers/postgres.js';
 
 describe('ServerFence (in memory)', () => {
@@ -17,8 +19,13 @@ describe('ServerFence (in memory)', () => {
     assert.equal(fence.admit({ resource: 'other', epoch: 1 }), true, 'per resource');
     assert.equal(fence.admit({ resource: 'q', epoch: 7 }), true);
     assert.equal(fence.highest('q'), 7);
-    assert.throws(() => fence.check({ resource: 'q', epoch: 6 }), (e) => e.code === 'STALE_OWNER' && e.highest === 7 && e.epoch === 6);
+    assert.throws(() => fence.check({ resource: 'q', epoch: 6 }), (e) => e instanceof StaleOwnerError && e.code === 'STALE_OWNER' && e.highest === 7 && e.epoch === 6);
     assert.equal(fence.highest('q'), 7, 'a refused token changes nothing');
+  });
+
+  test('one StaleOwnerError class for tab-baton, tab-baton/server and tab-baton/fenced-idb (ES modules)', () => {
+    assert.equal(ServerStaleOwnerError, StaleOwnerError);
+    assert.equal(IdbStaleOwnerError, StaleOwnerError);
   });
 
   test('malformed tokens and table names throw a TypeError naming the field', () => {

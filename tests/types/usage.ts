@@ -30,6 +30,8 @@ import { BroadcastChannel as PubkeyChannel, type LeaderElector as PubkeyLeaderEl
 import { leaderElection as awaforgeEntry } from 'tab-baton/awaforge';
 import { requestLeadership as requestLeadershipEntry } from 'tab-baton/request-leadership';
 import { createLeaderElection as createLeaderElectionEntry } from 'tab-baton/broadcast-channel';
+import { ServerFence, StaleOwnerError as ServerStaleOwnerError } from 'tab-baton/server';
+import { fencedTransaction, StaleOwnerError as IdbStaleOwnerError } from 'tab-baton/fenced-idb';
 
 declare function send(url: string, body: unknown): Promise<Response>;
 
@@ -205,6 +207,18 @@ export async function talk(): Promise<void> {
 }
 
 // 6. What the types reject (each line must be an error, or tsc fails on the directive).
+/** The fences where effects land refuse with the one StaleOwnerError class of tab-baton. */
+export async function fencesWhereEffectsLand(db: IDBDatabase, token: { resource: string; epoch: number }): Promise<void> {
+  const same: typeof StaleOwnerError = ServerStaleOwnerError;
+  const alsoSame: typeof StaleOwnerError = IdbStaleOwnerError;
+  try {
+    new ServerFence().check(token);
+    await fencedTransaction(db, token, ['queue'], (tx) => tx.objectStore('queue').delete('op-1'));
+  } catch (error) {
+    if (error instanceof same || error instanceof alsoSame) console.log(error.code, error.epoch, error.highest);
+  }
+}
+
 export function rejected(): void {
   // @ts-expect-error namespace is required
   createBaton({});

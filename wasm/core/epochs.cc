@@ -1,19 +1,16 @@
 // Where a term's epoch comes from, and what happens when storage cannot vouch for it:
 // the epoch counter (Web Locks, broadcast-only), its answer or its silence, the lease
 // store's failures, and the degraded terms that follow. The lease record's own epoch is
-// decided in Node::lease_decide (node.cc).
+// decided in Node::lease_decide (authority_lease.cc).
 #include <algorithm>
 
-#include "node.h"
+#include "authority.h"
 #include "node_internal.h"
 
 namespace baton {
 namespace {
 
 using detail::make;
-
-// Consecutive lease transaction failures before the lease is given up for broadcast-only.
-constexpr uint32_t kLeaseFailuresBeforeFallback = 3;
 
 }  // namespace
 
@@ -51,26 +48,6 @@ void Node::check_storage_timeouts(Resource& r, double now, Effects& out) {
   }
 }
 
-void Node::on_lease_failed(Resource& r, Degraded why, double now, Effects& out) {
-  r.lease_op = LeaseOp::none;
-  ++metrics_.storage_failures;
-  degraded_ = why;
-  if (r.role == Role::leader) {
-    step_down(r, Reason::storage_failed, now, out);
-  } else if (r.role != Role::follower) {
-    set_role(r, Role::follower, Reason::storage_failed, now);  // nothing was acquired
-  }
-  if (++lease_failures_ >= kLeaseFailuresBeforeFallback && config_.authority == Authority::lease) {
-    config_.authority = Authority::broadcast;
-    fell_back_ = true;
-    // Terms held under the lease end with it; they start again, degraded, without it.
-    for (auto& [name, other] : resources_) {
-      if (other.role == Role::leader) step_down(other, Reason::storage_failed, now, out);
-    }
-    trigger_all(now);
-  }
-  fail_acquisition(r, now);
-}
 
 void Node::on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double now, Effects& out) {
   if (!r.allocating) return;  // nothing was asked (or it timed out): not an answer to us
@@ -100,7 +77,7 @@ void Node::on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double 
     // (cleared, restored) or the claim is forged; the claim cannot move the floor, so
     // this term runs degraded instead.
     why = Degraded::behind_claim;
-  } else if (fell_back_) {
+  } else if (fell_back()) {
     // The others' terms come from lease records this counter knows nothing of.
     why = Degraded::storage_failed;
   }
@@ -123,7 +100,7 @@ void Node::finish_candidacy(Resource& r, uint64_t epoch, Degraded degraded, doub
   bool made_up = degraded == Degraded::not_durable || degraded == Degraded::storage_timeout;
   uint64_t term = made_up ? std::max(epoch, r.max_epoch + 1) : epoch;
   r.max_epoch = std::max(r.max_epoch, term);
-  if (config_.authority == Authority::broadcast && !r.leader.empty() && r.leader != config_.id &&
+  if (!authority_->exclusive() && !r.leader.empty() && r.leader != config_.id &&
       !leader_silent(r, now, config_.suspect_ms)) {
     // A live leader showed up while the epoch was being allocated.
     set_role(r, Role::follower, Reason::conflict, now);

@@ -7,9 +7,11 @@
 // The glue (browser) or the simulation (tests) turns effects into calls to Web Locks,
 // BroadcastChannel and storage, and reports what happened back as events.
 //
-// Node's implementation is split by concern: node.cc (dispatch, the per-authority
-// decisions, ranking, frames), peer_frames.cc (trust in other tabs' frames, answers),
-// epochs.cc (where a term's epoch comes from, storage faults, degraded terms).
+// Node's implementation is split by concern: node.cc (dispatch and the per-role steps,
+// how terms begin and end), authority.h with one file per authority (how the right to
+// lead is asked for, kept and given back), peer_frames.cc (trust in other tabs' frames,
+// answers), epochs.cc (where a term's epoch comes from, storage faults, degraded terms),
+// ranking.cc (who may and who should lead), own_frames.cc (what this tab sends).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -43,7 +45,7 @@ struct Config {
   uint32_t generation = 1;            // bumped by the glue when a page is restored from bfcache
   std::string app_version = "0";
   std::vector<std::string> capabilities;
-  Authority authority = Authority::web_locks;
+  Authority authority = Authority::web_locks;  // to start with; see Node::authority()
   double heartbeat_ms = 1000;         // leader heartbeat and presence cadence
   double suspect_ms = 3000;           // leader without progress this long is replaced (takeoverMs)
   double lease_ms = 5000;             // IndexedDB lease duration, renewed at a third
@@ -161,7 +163,8 @@ class Node {
 
   // Queries.
   const Config& config() const { return config_; }
-  Authority authority() const { return config_.authority; }
+  // The authority in use: the configured one, or broadcast-only once the lease store failed.
+  Authority authority() const;
   bool disposed() const { return disposed_; }
   bool joined(const std::string& resource) const { return resources_.count(resource) != 0; }
   ResourceView view(const std::string& resource) const;
@@ -178,6 +181,15 @@ class Node {
  private:
   enum class LockState : uint8_t { none, queued, held };
   enum class LeaseOp : uint8_t { none, acquire, renew, release };
+  // The authorities' strategies (authority.h), one instance each.
+  class Strategy;
+  class WebLocks;
+  class Lease;
+  class BroadcastOnly;
+  static const WebLocks kWebLocks;
+  static const Lease kLease;
+  static const BroadcastOnly kBroadcastOnly;
+  static const Strategy& strategy_of(Authority a);
 
   struct Resource {
     std::string name;
@@ -224,7 +236,8 @@ class Node {
 
   using Effects = std::vector<Effect>;
 
-  // Event handlers.
+  // Event handlers. The lock and lease events are handled by the authority's file
+  // whichever authority is in use: an answer may arrive after the lease fell back.
   void on_tick(double now, Effects& out);
   void on_message(const Event& e, Effects& out);
   void on_join(const Event& e, Effects& out);
@@ -233,27 +246,28 @@ class Node {
   void on_lock_lost(Resource& r, double now, Effects& out);
   void on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double now, Effects& out);
   void on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effects& out);
+  void on_lock_unavailable(Resource& r, double now);
   void on_lifecycle(Lifecycle l, double now, Effects& out);
   void on_dispose(double now, Effects& out);
   void run_due(double now, bool timer, Effects& out);
 
-  // Frame handlers.
+  // Frame handlers. A claim is handled by role, as a leader or as a follower hears it.
   void on_claim(const wire::Frame& f, const wire::Claim& c, double now, Effects& out);
+  void leader_hears_claim(Resource& r, const wire::Frame& f, const wire::Claim& c, double now, Effects& out);
+  void follower_hears_claim(Resource& r, const wire::Frame& f, const wire::Claim& c, double now, Effects& out);
   void on_goodbye(const wire::Frame& f, double now, Effects& out);
   void on_abdicate_request(const wire::Frame& f, double now, Effects& out);
   bool visible_asker_may_take_over(const Resource& r, const std::string& asker_id, double now) const;
   // True where no authority exists and the newest claim decides (broadcast-only).
-  bool claims_decide() const {
-    return config_.authority == Authority::broadcast || config_.mutations.trust_claims;
-  }
+  bool claims_decide() const;
+  // True once the lease store failed and broadcast-only took over.
+  bool fell_back() const;
 
-  // Decisions.
+  // Decisions: the step for the resource's role, then the authority's.
   void evaluate(Resource& r, double now, Effects& out);
-  void evaluate_web_locks(Resource& r, double now, Effects& out);
-  void evaluate_lease(Resource& r, double now, Effects& out);
-  void evaluate_broadcast(Resource& r, double now, Effects& out);
   bool ensure_eligible(Resource& r, double now, Effects& out);
-  void steal(Resource& r, Reason why, Effects& out);
+  void steal(Resource& r, Effects& out);
+  void release_lock(Resource& r, Effects& out);
   bool defer_while_stalled(Resource& r, double now);
   void start_lease(Resource& r, LeaseOp op, double now, Effects& out);
   void ask_hidden_leader(Resource& r, double now, Effects& out);
@@ -272,7 +286,6 @@ class Node {
   void set_role(Resource& r, Role to, Reason why, double now);
   void set_leader(Resource& r, const std::string& id, uint64_t epoch, double now, Effects& out);
   void clear_leader(Resource& r, double now, Effects& out);
-  void release_authority(Resource& r, double now, Effects& out);
   void fail_acquisition(Resource& r, double now);
 
   // Ranking helpers.
@@ -315,6 +328,7 @@ class Node {
   void handle_clock(double now);
 
   Config config_;
+  const Strategy* authority_;  // the authority in use
   Random rng_;
   Presence presence_;
   Metrics metrics_;
@@ -334,7 +348,6 @@ class Node {
   bool said_hello_ = false;
   bool started_ = false;
   uint32_t lease_failures_ = 0;
-  bool fell_back_ = false;  // the lease store failed: broadcast-only, every term degraded
 };
 
 }  // namespace baton

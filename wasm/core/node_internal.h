@@ -1,11 +1,13 @@
-// Helpers shared by the files that implement Node (node.cc, peer_frames.cc, epochs.cc).
-// Not part of the core's interface.
+// Helpers shared by the files that implement Node. Not part of the core's interface.
 #pragma once
 #include <string>
 
 #include "node.h"
 
 namespace baton::detail {
+
+// Followers announce their presence at most this many heartbeats apart (Node::refresh_ms).
+constexpr double kMaxRefreshHeartbeats = 60;
 
 inline Effect make(EffectKind kind, const std::string& resource, LockMode mode = LockMode::queue) {
   Effect e;

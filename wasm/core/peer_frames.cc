@@ -4,7 +4,7 @@
 // and an answer never moves this tab's own timer.
 #include <algorithm>
 
-#include "node.h"
+#include "authority.h"
 
 namespace baton {
 namespace {
@@ -39,41 +39,35 @@ void Node::on_claim(const wire::Frame& f, const wire::Claim& c, double now, Effe
     fence_.observe(r.name, c.epoch);
   }
 
-  if (r.role == Role::leader) {
-    bool newer = c.epoch > r.epoch;
-    bool same = c.epoch == r.epoch;
-    if (!newer && !same) {
-      answer(now, out);  // tells the stale leader
-      return;
-    }
-    if (claims_decide()) {
-      const Candidate* rival = presence_.find(f.sender);
-      bool rival_wins = newer || (rival && ranks_before(view_of(*rival, now), self_view(), r.name, now));
-      if (rival_wins) {
-        step_down(r, newer ? Reason::newer_epoch : Reason::conflict, now, out, false);
-        set_leader(r, f.sender, c.epoch, now, out);
-      } else {
-        answer(now, out);
-      }
-      return;
-    }
-    ++metrics_.epoch_conflicts;
-    if (config_.authority == Authority::lease) {
-      // The lease record decides: renew now (at most once a heartbeat) and step down if
-      // it names another owner.
-      if (r.lease_op == LeaseOp::none && now - r.lease_started_ms >= config_.heartbeat_ms) {
-        r.renew_ms = now;
-        trigger(r, now, true);
-      }
-    } else if (timers_stalled(now)) {
-      // The lock decides: a thawed leader whose lock was stolen hears lock_lost. A
-      // leader whose own timers stalled steps down without waiting for it.
-      step_down(r, Reason::stalled, now, out, false);
+  if (r.role == Role::leader) leader_hears_claim(r, f, c, now, out);
+  else follower_hears_claim(r, f, c, now, out);
+}
+
+void Node::leader_hears_claim(Resource& r, const wire::Frame& f, const wire::Claim& c, double now, Effects& out) {
+  bool newer = c.epoch > r.epoch;
+  bool same = c.epoch == r.epoch;
+  if (!newer && !same) {
+    answer(now, out);  // tells the stale leader
+    return;
+  }
+  if (claims_decide()) {
+    const Candidate* rival = presence_.find(f.sender);
+    bool rival_wins = newer || (rival && ranks_before(view_of(*rival, now), self_view(), r.name, now));
+    if (rival_wins) {
+      step_down(r, newer ? Reason::newer_epoch : Reason::conflict, now, out, false);
+      set_leader(r, f.sender, c.epoch, now, out);
+    } else {
+      answer(now, out);
     }
     return;
   }
-  // A follower keeps a leader that makes progress: another claimant is adopted only when
-  // none is known, the known one went silent, or (broadcast-only) it claims a newer term.
+  ++metrics_.epoch_conflicts;
+  authority_->contest(*this, r, now, out);
+}
+
+// A follower keeps a leader that makes progress: another claimant is adopted only when
+// none is known, the known one went silent, or (broadcast-only) it claims a newer term.
+void Node::follower_hears_claim(Resource& r, const wire::Frame& f, const wire::Claim& c, double now, Effects& out) {
   bool adopt = r.leader.empty() || leader_silent(r, now, config_.suspect_ms) ||
                (f.sender == r.leader ? c.epoch >= r.leader_epoch : claims_decide() && c.epoch >= r.leader_epoch);
   if (adopt) set_leader(r, f.sender, c.epoch, now, out);

@@ -8,6 +8,9 @@
 // accepted or rejected, is appended to the log (the last LOG_LIMIT are kept).
 // The body is parsed as JSON whatever its content type, so navigator.sendBeacon (text/plain)
 // works too.
+// Effectively once: an accepted effect {ops: [id, ...]} (the offline queue's batch) applies
+// each operation id once per resource; the answer says how many were applied and which ids
+// it had applied already (a batch sent again by the next leader after a crash).
 
 import { ServerFence } from 'tab-baton/server';
 
@@ -21,6 +24,22 @@ export function createFence() {
   let accepted = 0;
   let rejected = 0;
   let seq = 0;
+  let appliedOps = new Map(); // resource -> Set of operation ids applied
+  let repeatedOps = 0;
+
+  /** Applies the operations of an accepted effect once each: {applied, repeated: [ids]}. */
+  function applyOps(resource, ops) {
+    if (!appliedOps.has(resource)) appliedOps.set(resource, new Set());
+    const applied = appliedOps.get(resource);
+    const repeated = ops.filter((id) => applied.has(id));
+    for (const id of ops) applied.add(id);
+    for (const id of applied) { // bounded like the log: the oldest ids are forgotten first
+      if (applied.size <= LOG_LIMIT) break;
+      applied.delete(id);
+    }
+    repeatedOps += repeated.length;
+    return { applied: ops.length - repeated.length, repeated };
+  }
 
   /** Decides one attempt; pure apart from the fence state. Returns {status, body}. */
   function attempt({ resource, epoch, owner = null, effect = null }) {
@@ -35,8 +54,9 @@ export function createFence() {
     const now = fence.highest(resource);
     log.push({ seq: ++seq, at: Date.now(), resource, epoch, owner, effect, ok, highest: now });
     if (log.length > LOG_LIMIT) log = log.slice(-LOG_LIMIT);
+    const ops = Array.isArray(effect?.ops) && effect.ops.every((id) => typeof id === 'string') ? effect.ops : null;
     return ok
-      ? { status: 200, body: { ok: true, highest: now } }
+      ? { status: 200, body: { ok: true, highest: now, ...(ops ? applyOps(resource, ops) : {}) } }
       : { status: 409, body: { ok: false, error: 'STALE_OWNER', highest: now } };
   }
 
@@ -72,8 +92,9 @@ export function createFence() {
     attempt,
     stats: () => ({
       fenced: { accepted, rejected, highest: Object.fromEntries([...resources].map((r) => [r, fence.highest(r)])) },
+      ops: { applied: Object.fromEntries([...appliedOps].map(([r, ids]) => [r, [...ids]])), repeated: repeatedOps },
       log: log.slice(),
     }),
-    reset() { fence = new ServerFence(); resources.clear(); log = []; accepted = 0; rejected = 0; },
+    reset() { fence = new ServerFence(); resources.clear(); log = []; accepted = 0; rejected = 0; appliedOps = new Map(); repeatedOps = 0; },
   };
 }

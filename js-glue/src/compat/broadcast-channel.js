@@ -31,6 +31,7 @@ import { holdProcessOpen } from '../env.js';
 import { ready, whenLoaded } from '../core.js';
 import { LIMITS, envOption, numberOption, oneOfOption, optionsObject, stringOption } from '../options.js';
 import { registerCompat, singleElection } from './shared.js';
+import { importAtRunTime } from '../import-at-run-time.js';
 
 const OPTIONS = ['fallbackInterval', 'responseTime', 'heartbeatMs', 'authority', 'env', 'id'];
 /** A capability no tab has: the policy of an elector that only observes. */
@@ -42,8 +43,7 @@ const electors = new WeakSet();
 /** The `unload` package's API, or null where it does not resolve; loaded on first use. */
 let unloadLoaded = null;
 function loadUnload() {
-  // A computed name: bundlers leave it alone (build.mjs adds their ignore comments).
-  unloadLoaded ??= import(['unload'][0]).then(
+  unloadLoaded ??= importAtRunTime('unload').then(
     (module) => [module, module.default].find((api) => typeof api?.add === 'function') ?? null,
     () => null,
   );

@@ -1,0 +1,46 @@
+// Broadcast-only: no authority exists, so tabs agree by rank and the newest claim decides
+// (peer_frames.cc). A tab that joins listens a short hello window for a leader; a
+// follower takes over by rank when the leader goes silent for the suspect timeout, or at
+// once when the leader's goodbye names it. A term's epoch comes from the durable counter
+// (epochs.cc), asked again when a newer term may have been claimed meanwhile.
+#include <algorithm>
+
+#include "authority.h"
+
+namespace baton {
+
+const Node::BroadcastOnly Node::kBroadcastOnly{};
+
+// The hello asks who leads (a leader answers with its claims); a takeover waits for that
+// answer. The other authorities are asked at once.
+double Node::BroadcastOnly::join_wait_ms(const Node& n) const {
+  return std::min(n.config_.hello_window_ms, n.config_.heartbeat_ms);
+}
+
+void Node::BroadcastOnly::campaign(Node& n, Resource& r, double now, Effects& out) const {
+  if (n.defer_while_stalled(r, now)) return;
+  n.ask_hidden_leader(r, now, out);
+  if (!r.named_successor && now < r.backoff_until_ms) {
+    r.wake_ms = std::min(r.wake_ms, r.backoff_until_ms);
+    return;
+  }
+  int pos = r.named_successor ? 0 : n.rank_position(r, now, r.leader);
+  if (pos < 0) return;
+  const Config& c = n.config_;
+  double base;
+  if (!r.leader.empty()) {
+    base = n.presence_.last_progress_ms(r.leader, r.leader_since_ms) + c.suspect_ms;
+  } else {
+    base = r.named_successor ? now : r.leaderless_since_ms;
+  }
+  double due = base + pos * c.rank_stagger_ms;
+  if (now < due) {
+    r.wake_ms = std::min(r.wake_ms, due);
+    return;
+  }
+  n.set_role(r, Role::candidate, r.named_successor ? Reason::leader_goodbye : Reason::takeover, now);
+  r.named_successor = false;
+  n.request_epoch(r, now, out);
+}
+
+}  // namespace baton

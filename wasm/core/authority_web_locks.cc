@@ -1,0 +1,127 @@
+// Web Locks: the browser's lock manager decides. Every eligible tab queues for the lock,
+// so the browser hands over on close or crash at once; a silent holder (frozen, hung) is
+// asked to abdicate and then has its lock stolen by the best-ranked follower. A term's
+// epoch comes from the durable counter once the lock is granted (epochs.cc).
+#include <algorithm>
+#include <utility>
+
+#include "authority.h"
+#include "node_internal.h"
+
+namespace baton {
+
+using detail::make;
+
+const Node::WebLocks Node::kWebLocks{};
+
+void Node::WebLocks::campaign(Node& n, Resource& r, double now, Effects& out) const {
+  if (n.defer_while_stalled(r, now)) return;
+  if (now < r.backoff_until_ms) {
+    r.wake_ms = std::min(r.wake_ms, r.backoff_until_ms);
+    return;
+  }
+  if (r.lock == LockState::none) {
+    // Every eligible tab queues, so the browser hands over on close or crash.
+    out.push_back(make(EffectKind::lock_request, r.name, LockMode::queue));
+    r.lock = LockState::queued;
+    r.queued_ms = now;
+    ++n.metrics_.lock_requests;
+  }
+  if (r.stealing) return;
+
+  const Candidate* leader = r.leader.empty() ? nullptr : n.presence_.find(r.leader);
+  int pos = n.rank_position(r, now, r.leader);
+  if (pos < 0) return;
+  if (leader && r.policy.prefer_visible && leader->lifecycle == Lifecycle::hidden &&
+      n.lifecycle_ == Lifecycle::active && pos == 0) {
+    n.steal(r, out);
+    return;
+  }
+  // Replace a leader that stopped making progress: ask first, then steal. With no leader
+  // known (it said goodbye, or none was heard yet), the lock queue gets a full suspect
+  // timeout to hand over before anyone steals.
+  const Config& c = n.config_;
+  double last_progress = leader ? std::max(leader->last_progress_ms, r.queued_ms)
+                                : std::max(r.queued_ms, r.leaderless_since_ms);
+  double steal_after = last_progress + c.suspect_ms + pos * c.rank_stagger_ms;
+  if (now < steal_after) {
+    r.abdicate_asked_ms = -1;
+    r.wake_ms = std::min(r.wake_ms, steal_after);
+    return;
+  }
+  if (r.abdicate_asked_ms < 0) {
+    if (leader) {
+      wire::Frame req = n.frame(wire::Kind::abdicate_request);
+      req.subject = r.name;
+      req.target = r.leader;
+      n.send(std::move(req), out);
+      ++n.metrics_.abdicate_requests_sent;
+    }
+    r.abdicate_asked_ms = now;
+  }
+  double steal_at = r.abdicate_asked_ms + c.steal_grace_ms;
+  if (now < steal_at) {
+    r.wake_ms = std::min(r.wake_ms, steal_at);
+    return;
+  }
+  n.steal(r, out);
+}
+
+// The lock decides: a thawed leader whose lock was stolen hears lock_lost. A leader whose
+// own timers stalled steps down without waiting for it.
+void Node::WebLocks::contest(Node& n, Resource& r, double now, Effects& out) const {
+  if (n.timers_stalled(now)) n.step_down(r, Reason::stalled, now, out, false);
+}
+
+void Node::WebLocks::release(Node& n, Resource& r, double now, Effects& out) const {
+  (void)now;
+  n.release_lock(r, out);
+}
+
+void Node::release_lock(Resource& r, Effects& out) {
+  if (r.lock == LockState::none) return;
+  out.push_back(make(EffectKind::lock_release, r.name));
+  r.lock = LockState::none;
+}
+
+void Node::steal(Resource& r, Effects& out) {
+  out.push_back(make(EffectKind::lock_request, r.name, LockMode::steal));
+  r.lock = LockState::queued;
+  r.stealing = true;
+  r.abdicate_asked_ms = -1;
+  ++metrics_.steals;
+  ++metrics_.lock_requests;
+}
+
+// The lock events, whichever authority is in use.
+
+void Node::on_lock_granted(Resource& r, double now, Effects& out) {
+  if (r.lock != LockState::queued || r.left) {
+    // A grant we no longer want (released or superseded meanwhile): give it back.
+    out.push_back(make(EffectKind::lock_release, r.name));
+    return;
+  }
+  r.lock = LockState::held;
+  set_role(r, Role::candidate, r.stealing ? Reason::steal : Reason::lock_granted, now);
+  r.stealing = false;
+  request_epoch(r, now, out);
+}
+
+void Node::on_lock_lost(Resource& r, double now, Effects& out) {
+  r.lock = LockState::none;
+  r.stealing = false;
+  if (r.role == Role::leader || r.role == Role::candidate) {
+    // The new holder announces itself; a goodbye from us would only add noise.
+    step_down(r, Reason::lock_lost, now, out, false);
+  }
+  trigger(r, now);
+}
+
+void Node::on_lock_unavailable(Resource& r, double now) {
+  if (r.lock != LockState::queued) return;
+  r.lock = LockState::none;
+  r.stealing = false;  // a refused steal may be tried again after the backoff
+  fail_acquisition(r, now);
+}
+
+}  // namespace baton

@@ -1,0 +1,55 @@
+// The frames this tab sends: its presence, the terms it holds, and when it sends them.
+#include <algorithm>
+
+#include "node.h"
+#include "node_internal.h"
+
+namespace baton {
+
+using detail::kMaxRefreshHeartbeats;
+using detail::make;
+
+wire::Frame Node::frame(wire::Kind kind) const {
+  wire::Frame f;
+  f.kind = kind;
+  f.sender = config_.id;
+  f.generation = config_.generation;
+  f.lifecycle = lifecycle_;
+  f.app_version = config_.app_version;
+  f.start_ms = config_.start_ms > 0 ? static_cast<uint64_t>(config_.start_ms) : 0;
+  f.tick_seq = tick_seq_;
+  f.refresh_ms = static_cast<uint32_t>(refresh_ms());
+  f.capabilities = config_.capabilities;
+  for (const auto& [name, r] : resources_) {
+    if (r.role == Role::leader) f.claims.push_back({name, r.epoch});
+  }
+  return f;
+}
+
+void Node::send(wire::Frame f, Effects& out) {
+  ++metrics_.frames_sent;
+  Effect e = make(EffectKind::broadcast, std::string());
+  e.bytes = wire::encode(f);
+  out.push_back(std::move(e));
+}
+
+void Node::send_heartbeat(double now, Effects& out) {
+  send(frame(wire::Kind::heartbeat), out);
+  heartbeat_due_ms_ = now + config_.heartbeat_ms;
+  presence_due_ms_ = now + refresh_ms();
+}
+
+// Leaders show progress every heartbeat. Followers refresh their presence less often
+// the more tabs there are, so the channel's total traffic grows linearly with tabs.
+double Node::refresh_ms() const {
+  if (leads_anything()) return config_.heartbeat_ms;
+  double tabs = static_cast<double>(presence_.size() + 1);
+  return config_.heartbeat_ms * std::min(kMaxRefreshHeartbeats, tabs);
+}
+
+bool Node::leads_anything() const {
+  return std::any_of(resources_.begin(), resources_.end(),
+                     [](const auto& kv) { return kv.second.role == Role::leader; });
+}
+
+}  // namespace baton
