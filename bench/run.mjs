@@ -165,18 +165,20 @@ async function main() {
       const traced = { ...SUBJECTS[0], key: 'baton-traced', query: { trace: '1' } };
       results.diagnose = (await handovers(bench, [traced], { ...common, kinds: ['close'], trials: CONFIG.diagnoseTrials || 2, timeoutMs: 5000 }))[traced.key].close;
     }
-    if (phase('requests')) {
-      const load1 = os.loadavg()[0];
-      const measured = await requests(bench, { ...CONFIG.requests, log });
-      results.requests = { config: CONFIG.requests, date: new Date().toISOString(), command: `node bench/run.mjs ${argv.join(' ')}`.trim(), load1, results: measured };
-      for (const [key, x] of Object.entries(summarizeRequests(results.requests))) {
-        log(`requests ${key}: round trip p50 ${ms(x.roundTrip.median, 2)}, p95 ${ms(x.roundTrip.p95, 2)}; close -> first answer median ${ms(x.firstAnswer.median)}, ${x.answeredByNext}/${x.trials} answered by the next leader, ${x.unanswered} unanswered`);
-      }
-    }
     if (phase('fallback')) {
       results.fallback ??= { close: {}, crash: {} };
       const x = await handovers(bench, FALLBACK, { ...common, kinds: ['close'], trials: CONFIG.fallbackCloseTrials, timeoutMs: 10000 });
       for (const s of FALLBACK) results.fallback.close[s.key] = x[s.key].close;
+    }
+  };
+  // Requests to the leader beside tab-election's call (lib/requests.mjs): milliseconds-scale,
+  // after the hand-overs; in quick mode side by side with the other phases.
+  const runRequests = async (bench) => {
+    const load1 = os.loadavg()[0];
+    const measured = await requests(bench, { ...CONFIG.requests, log });
+    results.requests = { config: CONFIG.requests, date: new Date().toISOString(), command: `node bench/run.mjs ${argv.join(' ')}`.trim(), load1, results: measured };
+    for (const [key, x] of Object.entries(summarizeRequests(results.requests))) {
+      log(`requests ${key}: round trip p50 ${ms(x.roundTrip.median, 2)}, p95 ${ms(x.roundTrip.p95, 2)}; close -> first answer median ${ms(x.firstAnswer.median)}, ${x.answeredByNext}/${x.trials} answered by the next leader, ${x.unanswered} unanswered`);
     }
   };
   // Seconds-scale phases run side by side (separate windows and names), in two batches to
@@ -217,10 +219,11 @@ async function main() {
     try {
       if (quick) {
         // Quick mode overlaps the milliseconds chain with the seconds-scale phase.
-        await Promise.all([(async () => { if (phase('startup')) await runStartup(main); await runHandovers(main); })(), runSeconds(main)]);
+        await Promise.all([(async () => { if (phase('startup')) await runStartup(main); await runHandovers(main); })(), runSeconds(main), phase('requests') && runRequests(main)]);
       } else {
         if (phase('startup')) await runStartup(main);
         await runHandovers(main);
+        if (phase('requests')) await runRequests(main);
         await runSeconds(main);
       }
       if (phase('idle') && quick) {
