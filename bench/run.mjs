@@ -12,7 +12,8 @@
 //     --trials N  N trials per hand-over, frozen and start-up case instead of the mode's count
 //     --tabs N    N tabs per group instead of the mode's count
 //     --before F  an earlier run's raw JSON: its targets beside this run's (printed, and in RESULTS.md)
-//     --report F  measure nothing: print the target check of a raw JSON written earlier
+//     --report F  measure nothing: print the target check of a raw JSON written earlier (with
+//                 --write, render bench/RESULTS.md from it; --before as above)
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -270,5 +271,16 @@ async function main() {
   log(`raw results: ${path.relative(process.cwd(), jsonOut)}; done in ${elapsed()}`);
 }
 
-if (option('--report')) console.log(renderTargets(JSON.parse(readFileSync(option('--report'), 'utf8'))));
+/** --report F: the target check of a saved run; with --write, bench/RESULTS.md rendered from it. */
+function report(file) {
+  const results = JSON.parse(readFileSync(file, 'utf8'));
+  const before = option('--before') ? JSON.parse(readFileSync(option('--before'), 'utf8')) : null;
+  console.log(renderTargets(results));
+  if (flag('--write')) {
+    writeFileSync(path.join(here, 'RESULTS.md'), renderMarkdown(results, { before }) + readFileSync(path.join(here, 'RELIABILITY.md'), 'utf8'));
+    console.log(`wrote bench/RESULTS.md from ${file}`);
+  }
+}
+
+if (option('--report')) report(option('--report'));
 else await main();

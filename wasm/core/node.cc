@@ -57,7 +57,6 @@ std::vector<Effect> Node::step(const Event& e) {
   if (disposed_) return out;
   double now = e.now_ms;
   handle_clock(now);
-  message_step_ = e.kind == EventKind::message;
   Resource* r = nullptr;
   if (!e.resource.empty()) {
     auto it = resources_.find(e.resource);
@@ -461,10 +460,7 @@ ResourceView Node::view(const std::string& resource) const {
   v.leader_epoch = r.leader_epoch;
   v.leader_since_ms = r.leader_since_ms;
   v.eligible = self_eligible(r, last_now_ms_);
-  if (r.role == Role::leader) {
-    v.degraded = r.degraded;
-    if (authority_ == &kLease) v.valid_until_ms = r.lease_valid_until_ms;
-  }
+  if (r.role == Role::leader) v.degraded = r.degraded;
   return v;
 }
 
