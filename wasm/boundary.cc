@@ -148,7 +148,6 @@ LeaseRecord read_lease(Reader& r) {
   rec.generation = r.u32();
   rec.epoch = r.epoch();
   rec.expires_ms = r.time();
-  rec.takeover_ms = r.time();
   return rec;
 }
 
@@ -159,7 +158,6 @@ void write_lease(Writer& w, const LeaseRecord& rec) {
   w.u32(rec.generation);
   w.f64(static_cast<double>(rec.epoch));
   w.f64(rec.expires_ms);
-  w.f64(rec.takeover_ms);
 }
 
 // Policy flags of a join, one bit each.
@@ -245,7 +243,7 @@ void write_effect(Writer& w, const Effect& fx) {
 bool same_view(const ResourceView& a, const ResourceView& b) {
   return a.role == b.role && a.reason == b.reason && a.epoch == b.epoch && a.leader == b.leader &&
          a.leader_epoch == b.leader_epoch && a.leader_since_ms == b.leader_since_ms &&
-         a.degraded == b.degraded && a.valid_until_ms == b.valid_until_ms;
+         a.degraded == b.degraded;
 }
 
 void write_view(Writer& w, const ResourceView& v) {
@@ -256,7 +254,6 @@ void write_view(Writer& w, const ResourceView& v) {
   w.f64(static_cast<double>(v.leader_epoch));
   w.f64(v.leader_since_ms);
   w.u8(static_cast<uint8_t>(v.degraded));
-  w.f64(v.valid_until_ms);
 }
 
 // Counters in the order of Query::names' counter table.
@@ -267,6 +264,7 @@ void write_view(Writer& w, const ResourceView& v) {
   X(dropped_oversized, "droppedOversized")                  \
   X(dropped_foreign_version, "droppedForeignVersion")       \
   X(dropped_stale_generation, "droppedStaleGeneration")     \
+  X(dropped_old_frame, "droppedOldFrame")                   \
   X(dropped_forged_epoch, "droppedForgedEpoch")             \
   X(dropped_table_full, "droppedTableFull")                 \
   X(duplicate_id, "duplicateId")                            \

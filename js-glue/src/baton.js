@@ -500,16 +500,10 @@ class Entry {
   /** @returns {'follower'|'candidate'|'leader'|'stepping-down'|'released'} */
   state() {
     if (this.released) return 'released';
-    const view = this.baton.runtime.view(this.resource);
-    const role = view?.role ?? 'follower';
+    const role = this.baton.runtime.view(this.resource)?.role ?? 'follower';
     // Between the core's step and the delivery of its `elected` notice the term has no
     // token yet: report it as still acquiring, so that state() and token() always agree.
-    if (role === 'leader' && !this.token) return 'candidate';
-    // A term past the end the core gave it (a lease that another tab may have taken over
-    // while this one was frozen) is over, even before the core's next step says so: app
-    // code that runs first after a thaw must not act on it.
-    if (role === 'leader' && this.baton.env.now() >= view.validUntil) return 'stepping-down';
-    return role;
+    return role === 'leader' && !this.token ? 'candidate' : role;
   }
 
   leaderInfo() {

@@ -190,10 +190,6 @@ void World::process(Scheduled& s) {
         deferred_[t->index].push_back(s);
         break;
       }
-      if (s.kind == Kind::lease_txn && store_holder_ >= 0 && store_holder_ != t->index) {
-        store_waiting_.push_back(s);
-        break;
-      }
       if (s.request != 0 && t->lock_request[s.event.resource] != s.request) {
         // A callback of a request the glue already replaced: a stale grant is given
         // back by the glue itself and never reaches the core.
@@ -347,14 +343,6 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
         s.tab = t.index;
         s.token = t.instance;
         s.event.resource = fx.resource;
-        if (t.state == TabState::frozen) {
-          // Begun by a frozen tab (from a message handler): it cannot commit, and it holds
-          // the store until the tab thaws. (One begun just before a freeze is not modelled:
-          // the core cannot avoid it.)
-          if (store_holder_ < 0) store_holder_ = t.index;
-          deferred_[t.index].push_back(s);
-          break;
-        }
         schedule(std::move(s));
         break;
       }
@@ -522,15 +510,22 @@ void World::hostile_frame() {
       f.claims = {{res, top + 1}};
       break;
     case 2: f.claims = {{res, top > 1 ? top - 1 : 1}}; break;
-    case 3:  // a real tab's id with the highest generation
+    case 3:  // a real tab's id with the highest generation, or its own with an old or leaping tick
       if (!victim) return;
       f.kind = wire::Kind::presence;
       f.sender = victim->id;
-      f.generation = UINT32_MAX;
+      f.lifecycle = Lifecycle::frozen;
+      f.app_version = "999";
+      switch (hostile_rng_.next() % 3) {
+        case 0: f.generation = UINT32_MAX; break;
+        case 1: f.tick_seq = 0; break;
+        case 2: f.tick_seq = uint64_t{1} << 40; break;
+      }
       break;
-    case 4:
+    case 4:  // a made-up newer version, its liveness forged or not
       f.kind = wire::Kind::presence;
       f.app_version = "999";
+      if (hostile_rng_.unit() < 0.5) f.tick_seq = 0;
       break;
     case 5:  // a visible tab asks the leader to step down
       if (leader.empty()) return;
@@ -867,16 +862,6 @@ void World::thaw(int tab) {
     s.at = clock_ms_ + latency(0, 2);
     schedule(std::move(s));
   }
-  if (store_holder_ == t.index) {
-    // Its transaction commits first; the ones that waited for it run after.
-    store_holder_ = -1;
-    std::vector<Scheduled> waiting;
-    waiting.swap(store_waiting_);
-    for (Scheduled& s : waiting) {
-      s.at = clock_ms_ + 2 + latency(0, 2);
-      schedule(std::move(s));
-    }
-  }
   if (t.announced_freeze) {
     Event e;
     e.kind = EventKind::lifecycle;
@@ -1032,7 +1017,6 @@ void World::check(double now) {
       Authority a = t->node->authority();
       double stale_bound = a == Authority::web_locks ? 50 : a == Authority::lease ? 5000 / 3.0 + 50 : 3000 + 1000;
       bool authority = leads && holds_authority(*t, res);
-      if (leads && a == Authority::lease) check_lease_term(*t, res);
       if (authority) has_leader = true;
       if (leads && !authority) {
         auto [it, inserted] = stale_since_.emplace(key, now);
@@ -1072,20 +1056,6 @@ void World::check(double now) {
                 std::to_string(now - std::max(t->timer_seen_ms, t->thawed_ms)) + " ms");
     }
   }
-}
-
-// A lease leader acts on its term until the time its view gives (the glue refuses after
-// it): by then another tab may have taken the record over. A newer term in the store while
-// an older one is still in force would be two effective leaders.
-void World::check_lease_term(const Tab& t, const std::string& res) {
-  ResourceView v = t.node->view(res);
-  auto it = lease_store_.find(res);
-  if (it == lease_store_.end() || node_now() >= v.valid_until_ms || it->second.epoch <= v.epoch) return;
-  // Two crossing transactions of this tab (one had timed out): its next result switches terms.
-  if (it->second.owner == t.id) return;
-  violation("two effective leaders: " + t.id + " acts on " + res + " epoch " + std::to_string(v.epoch) + " for " +
-            std::to_string(v.valid_until_ms - node_now()) + " ms more, while " + it->second.owner + " holds epoch " +
-            std::to_string(it->second.epoch));
 }
 
 void World::violation(const std::string& what) {
