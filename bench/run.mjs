@@ -11,6 +11,7 @@
 //                 (with --only requests, --write replaces only that section of bench/RESULTS.md)
 //     --trials N  N trials per hand-over, frozen and start-up case instead of the mode's count
 //     --tabs N    N tabs per group instead of the mode's count
+//     --subjects K  comma-separated subject keys (e.g. baton-lease): only those are measured
 //     --before F  an earlier run's raw JSON: its targets beside this run's (printed, and in RESULTS.md)
 //     --report F  measure nothing: print the target check of a raw JSON written earlier (with
 //                 --write, render bench/RESULTS.md from it; --before as above)
@@ -62,8 +63,11 @@ export const SUBJECTS = [
   // Hand-overs only: its documented bound (takeoverMs + heartbeatMs) on the authority `auto` picks.
   { key: 'awaforge-fallback', page: 'awaforge', query: { locks: 'off', ...AWAFORGE_TIMINGS }, label: `Baton's awaforge API, no Web Locks (heartbeatMs ${AWAFORGE_TIMINGS.heartbeatMs}, takeoverMs ${AWAFORGE_TIMINGS.takeoverMs})`, group: 'fallback', handoverOnly: true },
 ];
-const LOCKS = SUBJECTS.filter((s) => s.group === 'locks');
-const FALLBACK = SUBJECTS.filter((s) => s.group === 'fallback');
+// --subjects K: only those subjects are measured (their rows only; the others say "not measured").
+const chosen = option('--subjects') ? new Set(option('--subjects').split(',')) : null;
+const measured = (s) => !chosen || chosen.has(s.key);
+const LOCKS = SUBJECTS.filter((s) => s.group === 'locks' && measured(s));
+const FALLBACK = SUBJECTS.filter((s) => s.group === 'fallback' && measured(s));
 
 const CONFIG = quick
   ? { tabs: 2, handoverTrials: 1, fallbackCloseTrials: 1, fallbackCrashTrials: 1, frozenTrials: 1, startupTrials: 1, diagnoseTrials: 0,
@@ -78,7 +82,7 @@ if (option('--trials')) {
 }
 if (option('--tabs')) CONFIG.tabs = Number(option('--tabs'));
 /** Subjects measured in every phase (not only hand-overs). */
-const EVERY_PHASE = SUBJECTS.filter((s) => !s.handoverOnly);
+const EVERY_PHASE = SUBJECTS.filter((s) => !s.handoverOnly && measured(s));
 
 const started = Date.now();
 // Other work on the machine shows up in every figure: the 1-minute load average is sampled.
@@ -195,7 +199,7 @@ async function main() {
       results.frozen = {};
       results.frozenSilent = {};
       for (const s of LOCKS) batches[0].push(() => frozenJob(s));
-      batches[0].push(() => frozenJob(silentOf(SUBJECTS[0])));
+      if (measured(SUBJECTS[0])) batches[0].push(() => frozenJob(silentOf(SUBJECTS[0])));
       for (const s of FALLBACK.filter((x) => !x.handoverOnly)) batches[1].push(() => frozenJob(s));
       for (const s of FALLBACK.filter((x) => x.baton)) batches[1].push(() => frozenJob(silentOf(s)));
     }

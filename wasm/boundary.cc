@@ -148,6 +148,7 @@ LeaseRecord read_lease(Reader& r) {
   rec.generation = r.u32();
   rec.epoch = r.epoch();
   rec.expires_ms = r.time();
+  rec.takeover_ms = r.time();
   return rec;
 }
 
@@ -158,6 +159,7 @@ void write_lease(Writer& w, const LeaseRecord& rec) {
   w.u32(rec.generation);
   w.f64(static_cast<double>(rec.epoch));
   w.f64(rec.expires_ms);
+  w.f64(rec.takeover_ms);
 }
 
 // Policy flags of a join, one bit each.
@@ -243,7 +245,7 @@ void write_effect(Writer& w, const Effect& fx) {
 bool same_view(const ResourceView& a, const ResourceView& b) {
   return a.role == b.role && a.reason == b.reason && a.epoch == b.epoch && a.leader == b.leader &&
          a.leader_epoch == b.leader_epoch && a.leader_since_ms == b.leader_since_ms &&
-         a.degraded == b.degraded;
+         a.degraded == b.degraded && a.valid_until_ms == b.valid_until_ms;
 }
 
 void write_view(Writer& w, const ResourceView& v) {
@@ -254,6 +256,7 @@ void write_view(Writer& w, const ResourceView& v) {
   w.f64(static_cast<double>(v.leader_epoch));
   w.f64(v.leader_since_ms);
   w.u8(static_cast<uint8_t>(v.degraded));
+  w.f64(v.valid_until_ms);
 }
 
 // Counters in the order of Query::names' counter table.

@@ -500,10 +500,16 @@ class Entry {
   /** @returns {'follower'|'candidate'|'leader'|'stepping-down'|'released'} */
   state() {
     if (this.released) return 'released';
-    const role = this.baton.runtime.view(this.resource)?.role ?? 'follower';
+    const view = this.baton.runtime.view(this.resource);
+    const role = view?.role ?? 'follower';
     // Between the core's step and the delivery of its `elected` notice the term has no
     // token yet: report it as still acquiring, so that state() and token() always agree.
-    return role === 'leader' && !this.token ? 'candidate' : role;
+    if (role === 'leader' && !this.token) return 'candidate';
+    // A lease term past the time others may take its record over (this tab was frozen, or
+    // its renewal has not committed yet) is in doubt, even before the core's next step
+    // looks at it: no token, fenced() refuses, until a renewal confirms the same term.
+    if (role === 'leader' && this.baton.env.now() >= view.validUntil) return 'candidate';
+    return role;
   }
 
   leaderInfo() {

@@ -170,6 +170,7 @@ function lease(rec) {
   u32(rec.generation >>> 0);
   f64(rec.epoch);
   f64(rec.expiresMs);
+  f64(rec.takeoverMs);
 }
 
 // Reading an answer: `at` walks it.
@@ -214,7 +215,7 @@ function rlist(n, read) {
 }
 function rlease() {
   if (r8() === 0) return null;
-  return { owner: rstr(), generation: r32(), epoch: rf64(), expiresMs: rf64() };
+  return { owner: rstr(), generation: r32(), epoch: rf64(), expiresMs: rf64(), takeoverMs: rf64() };
 }
 
 function readNames() {
@@ -249,6 +250,8 @@ const registry =
  * @property {number} generation
  * @property {number} epoch
  * @property {number} expiresMs
+ * @property {number} takeoverMs from then on another tab may take the record over (its owner
+ *   did not renew it in time); the owner no longer leads on it
  */
 
 const NO_EFFECTS = Object.freeze([]);
@@ -347,6 +350,7 @@ export class Core {
         leaderEpoch: rf64(),
         leaderSince: rf64(),
         degraded: names.degradations[r8()],
+        validUntil: rf64(),
       });
     }
     return effects;
@@ -453,7 +457,7 @@ export class Core {
 
   view(resource) {
     if (!this.handle) return null;
-    return this.views.get(resource) ?? { role: 'follower', reason: 'none', epoch: 0, leader: '', leaderEpoch: 0, leaderSince: 0, degraded: 'none' };
+    return this.views.get(resource) ?? { role: 'follower', reason: 'none', epoch: 0, leader: '', leaderEpoch: 0, leaderSince: 0, degraded: 'none', validUntil: Infinity };
   }
 
   presence(now) {

@@ -45,7 +45,7 @@ export class LeaseAuthority {
           // Another owner's record below the counter: decide as if it carried the counter,
           // so that a new term's epoch is above every epoch issued for the resource.
           if (current && current.owner !== this.owner && current.epoch < floor) current = { ...current, epoch: floor };
-          if (!current && floor > 0) current = { owner: '', generation: 0, epoch: floor, expiresMs: 0 };
+          if (!current && floor > 0) current = { owner: '', generation: 0, epoch: floor, expiresMs: 0, takeoverMs: 0 };
           const next = this.decide(resource, current);
           stored = next ?? current;
           if (next) {
@@ -76,10 +76,11 @@ export class LeaseAuthority {
  */
 function asRecord(value) {
   if (!value || typeof value !== 'object') return null;
-  const { owner, generation, epoch, expiresMs } = value;
+  const { owner, generation, epoch, expiresMs, takeoverMs } = value;
   const count = (n) => typeof n === 'number' && Number.isFinite(n) && n >= 0;
   if (typeof owner !== 'string' || !count(generation) || !count(epoch) || !count(expiresMs)) return null;
-  return { owner, generation, epoch, expiresMs };
+  // A record written before owners stated a takeover time: taken over only once it expires.
+  return { owner, generation, epoch, expiresMs, takeoverMs: count(takeoverMs) ? takeoverMs : expiresMs };
 }
 
 /** A stored epoch counter: a non-negative safe integer, else 0. */

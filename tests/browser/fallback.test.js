@@ -53,6 +53,17 @@ after(async () => {
   }
 });
 
+/**
+ * Why `snap`'s tab became a candidate for the term of `resource` that it leads with `epoch`
+ * (from its transition log): 'leader-goodbye' when the leaving leader's goodbye named it.
+ */
+function termCause(snapshot, resource, epoch) {
+  const log = snapshot.log.filter((t) => t.resource === resource);
+  const elected = log.findLastIndex((t) => t.to === 'leader' && t.epoch === epoch);
+  const asked = log.slice(0, elected).findLast((t) => t.to === 'candidate');
+  return asked?.reason ?? null;
+}
+
 const recordCounters = (label, snaps) =>
   counters.push({ label, tabs: snaps.map((s) => ({ id: s.id, missed: s.feed.missed, duplicates: s.feed.duplicates })) });
 
@@ -94,6 +105,12 @@ for (const { mode, query, support } of MODES) {
       await closeTab(leader);
       const result = await checkRelayHandover({ survivors, oldEpoch: leaderSnap.resources['sse-relay'].epoch, t0, server, label: `${mode} close` });
       await assertSingleLeaders(survivors);
+      if (mode === 'lease') {
+        // The successor named in the goodbye took the record over at once: no wait for a timeout.
+        const first = result.terms[0];
+        const heir = result.snaps.find((x) => x.log.some((t) => t.resource === 'sse-relay' && t.to === 'leader' && t.epoch === first));
+        assert.equal(termCause(heir, 'sse-relay', first), 'leader-goodbye', `${heir.id} took over on the goodbye`);
+      }
       timings.add(handoverRow(`${mode}: close (graceful)`, result));
       recordCounters(`${mode}: close`, result.snaps);
       tabs = survivors;
@@ -113,10 +130,10 @@ for (const { mode, query, support } of MODES) {
       tabs = survivors;
     });
 
-    // Lease mode: a leader frozen without warning keeps IndexedDB busy (its lease transaction
-    // cannot finish while it is frozen, and read-write transactions on one store run one at a
-    // time), so no follower can take the lease until it thaws. A core/glue limitation, see the
-    // hand-off report: the takeover step is `todo` there, a hard assertion in broadcast mode.
+    // Lease mode: a leader frozen without warning starts no lease transaction from the
+    // message handlers it still runs (an uncommitted one would block the store until it
+    // thaws), so a follower takes its record over by compare-and-set once its takeover time
+    // has passed and its heartbeats stopped, or at once when it hands over from a handler.
     let frozen = null;
     it('freeze the leader of token-refresh without a freeze event (its write under way)', async () => {
       // Back to four tabs, the new ones asking last.
@@ -137,7 +154,7 @@ for (const { mode, query, support } of MODES) {
       frozen = { old, oldEpochs, t0, ledRelay: leaderSnap.resources['sse-relay'].state === 'leader', tookOver: false };
     });
 
-    it('a follower takes over while it is frozen', { todo: mode === 'lease' ? 'core: a frozen leader blocks every lease transaction until it thaws' : false }, async () => {
+    it('a follower takes over while it is frozen', async () => {
       assert.ok(frozen, 'a leader was frozen');
       const { old, oldEpochs, t0 } = frozen;
       const survivors = tabs.filter((t) => t !== old);
@@ -194,6 +211,34 @@ for (const { mode, query, support } of MODES) {
       recordCounters(`${mode}: freeze + thaw`, snaps);
       collectDuplicateTerms(snaps, `${mode} group`);
     }
+
+    // Lease mode: a leader frozen with a `freeze` event steps down without a lease transaction
+    // (a frozen tab's would block the store) and names its successor, who takes the record
+    // over at once; after the thaw the old leader is a follower of the newer term.
+    it('a leader frozen with a freeze event: the successor named in its goodbye takes over at once', { skip: mode !== 'lease' && 'lease mode only (broadcast-only has no record to hand over)' }, async () => {
+      const group = await openGroup(browser, server, { ns: uniqueNs(`${mode}-freeze-event`), ids: ['f1', 'f2', 'f3'], query: `${FAST}&${query}` });
+      try {
+        const { tab: old, snap: oldSnap } = await waitForLeader(group, 'token-refresh', { timeoutMs: 8000 });
+        const oldEpoch = oldSnap.resources['token-refresh'].epoch;
+        const survivors = group.filter((t) => t !== old);
+        const t0 = Date.now();
+        await freezeTab(old);
+        const { snap: next } = await waitForLeader(survivors, 'token-refresh', { aboveEpoch: oldEpoch, timeoutMs: 6000 });
+        const epoch = next.resources['token-refresh'].epoch;
+        assert.equal(termCause(next, 'token-refresh', epoch), 'leader-goodbye', `${next.id} took over on the frozen leader's goodbye`);
+        timings.add(termRow(`${mode}: freeze (event): token-refresh`, next, 'token-refresh', t0, server, null));
+        await thawTab(old, { show: true });
+        const thawed = await waitFor(async () => {
+          const x = await snap(old);
+          return x.resources['token-refresh'].state !== 'leader' && x.resources['token-refresh'].leaderEpoch >= epoch && x;
+        }, { what: `${old.id} follows the newer term after the thaw` });
+        const stepDown = thawed.log.find((t) => t.resource === 'token-refresh' && t.from === 'leader' && t.epoch === oldEpoch);
+        assert.equal(stepDown?.reason, 'frozen', `${old.id} stepped down on its freeze event`);
+        await waitForLeader(group, 'token-refresh', { aboveEpoch: oldEpoch, timeoutMs: 6000 });
+      } finally {
+        await closeGroup(group, server).catch(() => {});
+      }
+    });
 
     // preferVisible without Web Locks: a visible follower that ranks first asks the hidden
     // leader to hand over (the core does this in every mode since 1d91b25).

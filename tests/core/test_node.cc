@@ -104,15 +104,18 @@ TEST_CASE("lease: decide acquires with epoch + 1, respects a valid owner, renews
   theirs.generation = 1;
   theirs.epoch = 6;
   theirs.expires_ms = 4000;
+  theirs.takeover_ms = 3000;
   CHECK(!a.lease_decide("sync", theirs, 10).present);  // valid, someone else's
 
   LeaseRecord expired = theirs;
   expired.expires_ms = 5;
+  expired.takeover_ms = 5;
   LeaseRecord mine = a.lease_decide("sync", expired, 10);
   REQUIRE(mine.present);
   CHECK(mine.owner == "a");
   CHECK(mine.epoch == 7);
   CHECK(mine.expires_ms == 10 + 5000);
+  CHECK(mine.takeover_ms == 10 + 3000);  // the suspect timeout: others may take it over then
 
   Event result = event(EventKind::lease_result, 12, "sync");
   result.lease = mine;
@@ -120,15 +123,15 @@ TEST_CASE("lease: decide acquires with epoch + 1, respects a valid owner, renews
   REQUIRE(find(fx, EffectKind::elected));
   CHECK(find(fx, EffectKind::elected)->epoch == 7);
 
-  // Renewal at a third of the lease keeps the epoch.
+  // Renewal at a third of the time others wait before a takeover keeps the epoch.
   double renew_at = a.next_deadline();
-  while (renew_at < 1700) {
+  while (renew_at < 1100) {
     fx = a.step(event(EventKind::tick, renew_at));
     if (find(fx, EffectKind::lease_try)) break;
     renew_at = a.next_deadline();
   }
   REQUIRE(find(fx, EffectKind::lease_try));
-  CHECK(renew_at >= 0 + 5000 / 3.0 - 1);
+  CHECK(renew_at >= 0 + 3000 / 3.0 - 1);
   LeaseRecord renewed = a.lease_decide("sync", mine, renew_at);
   CHECK(renewed.epoch == 7);
   CHECK(renewed.expires_ms == renew_at + 5000);

@@ -190,6 +190,10 @@ void World::process(Scheduled& s) {
         deferred_[t->index].push_back(s);
         break;
       }
+      if (s.kind == Kind::lease_txn && store_holder_ >= 0 && store_holder_ != t->index) {
+        store_waiting_.push_back(s);
+        break;
+      }
       if (s.request != 0 && t->lock_request[s.event.resource] != s.request) {
         // A callback of a request the glue already replaced: a stale grant is given
         // back by the glue itself and never reaches the core.
@@ -343,6 +347,14 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
         s.tab = t.index;
         s.token = t.instance;
         s.event.resource = fx.resource;
+        if (t.state == TabState::frozen) {
+          // Begun by a frozen tab (from a message handler): it cannot commit, and it holds
+          // the store until the tab thaws. (One begun just before a freeze is not modelled:
+          // the core cannot avoid it.)
+          if (store_holder_ < 0) store_holder_ = t.index;
+          deferred_[t.index].push_back(s);
+          break;
+        }
         schedule(std::move(s));
         break;
       }
@@ -862,6 +874,16 @@ void World::thaw(int tab) {
     s.at = clock_ms_ + latency(0, 2);
     schedule(std::move(s));
   }
+  if (store_holder_ == t.index) {
+    // Its transaction commits first; the ones that waited for it run after.
+    store_holder_ = -1;
+    std::vector<Scheduled> waiting;
+    waiting.swap(store_waiting_);
+    for (Scheduled& s : waiting) {
+      s.at = clock_ms_ + 2 + latency(0, 2);
+      schedule(std::move(s));
+    }
+  }
   if (t.announced_freeze) {
     Event e;
     e.kind = EventKind::lifecycle;
@@ -1011,12 +1033,16 @@ void World::check(double now) {
         stale_since_.erase(key);  // a frozen tab cannot act; its window restarts at thaw
         continue;
       }
-      bool leads = t->node->view(res).role == Role::leader;
+      ResourceView view = t->node->view(res);
+      bool leads = view.role == Role::leader;
       if (leads) leading_[t->index] = true;
+      // A lease term in doubt (its renewal in flight past the takeover time) does not act.
+      if (node_now() >= view.valid_until_ms) leads = false;
       // A tab whose lease storage failed runs broadcast-only, with that mode's bound.
       Authority a = t->node->authority();
       double stale_bound = a == Authority::web_locks ? 50 : a == Authority::lease ? 5000 / 3.0 + 50 : 3000 + 1000;
       bool authority = leads && holds_authority(*t, res);
+      if (leads && a == Authority::lease) check_lease_term(*t, res);
       if (authority) has_leader = true;
       if (leads && !authority) {
         auto [it, inserted] = stale_since_.emplace(key, now);
@@ -1056,6 +1082,20 @@ void World::check(double now) {
                 std::to_string(now - std::max(t->timer_seen_ms, t->thawed_ms)) + " ms");
     }
   }
+}
+
+// A lease leader acts on its term until the time its view gives (the glue refuses after
+// it): by then another tab may have taken the record over. A newer term in the store while
+// an older one is still in force would be two effective leaders.
+void World::check_lease_term(const Tab& t, const std::string& res) {
+  ResourceView v = t.node->view(res);
+  auto it = lease_store_.find(res);
+  if (it == lease_store_.end() || node_now() >= v.valid_until_ms || it->second.epoch <= v.epoch) return;
+  // Two crossing transactions of this tab (one had timed out): its next result switches terms.
+  if (it->second.owner == t.id) return;
+  violation("two effective leaders: " + t.id + " acts on " + res + " epoch " + std::to_string(v.epoch) + " for " +
+            std::to_string(v.valid_until_ms - node_now()) + " ms more, while " + it->second.owner + " holds epoch " +
+            std::to_string(it->second.epoch));
 }
 
 void World::violation(const std::string& what) {

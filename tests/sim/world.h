@@ -179,6 +179,10 @@ class World {
   };
   // Callbacks a frozen tab cannot run yet; they run, in order, when it thaws.
   std::map<int, std::vector<Scheduled>> deferred_;
+  // A lease transaction begun by a frozen tab holds the store (as IndexedDB's read-write
+  // transactions do until they commit): every other tab's waits until that tab thaws.
+  int store_holder_ = -1;
+  std::vector<Scheduled> store_waiting_;
 
   struct LockRequest {
     int tab = -1;
@@ -243,6 +247,7 @@ class World {
   // Checks.
   void check(double now);
   bool holds_authority(const Tab& t, const std::string& res) const;
+  void check_lease_term(const Tab& t, const std::string& res);
   void violation(const std::string& what);
 
   Options opt_;

@@ -1,9 +1,13 @@
-// The lease: a record in IndexedDB (owner, generation, epoch, expiry) decides, written
-// only inside a read-write transaction that runs lease_decide. The leader renews at a
-// third of the lease and steps down before it runs out; a follower takes over by rank
-// when the record expires, at once when the leaving owner's goodbye names it, or by
-// compare-and-set when the owner went silent. Three failed transactions in a row give the
-// lease up for broadcast-only (every term then degraded).
+// The lease: a record in IndexedDB (owner, generation, epoch, expiry, takeover time)
+// decides, written only inside a read-write transaction that runs lease_decide. The leader
+// renews at a third of the time others wait before a takeover, and acts on its term only
+// until they may take over (a renewal still in flight then leaves the term in doubt until
+// it commits). A follower takes over by rank when the record expires, at once when the
+// leaving owner's goodbye names it, or by compare-and-set when the owner went silent: no
+// renewal by the record's takeover time and no heartbeat for the suspect timeout.
+// Transactions start neither from a message handler nor in a frozen or closing page (see
+// may_start_lease). Three failed transactions in a row give the lease up for
+// broadcast-only (every term then degraded).
 #include <algorithm>
 #include <utility>
 
@@ -20,7 +24,7 @@ constexpr uint32_t kLeaseFailuresBeforeFallback = 3;
 
 bool same_record(const LeaseRecord& a, const LeaseRecord& b) {
   return a.present == b.present && a.owner == b.owner && a.generation == b.generation && a.epoch == b.epoch &&
-         a.expires_ms == b.expires_ms;
+         a.expires_ms == b.expires_ms && a.takeover_ms == b.takeover_ms;
 }
 
 }  // namespace
@@ -40,26 +44,24 @@ void Node::Lease::campaign(Node& n, Resource& r, double now, Effects& out) const
   }
   int pos = r.named_successor ? 0 : n.rank_position(r, now, r.leader);
   if (pos < 0) return;
-  // Take over by rank once the known lease runs out; with none known, try (the
-  // transaction tells who holds it). A successor named in a goodbye does not wait for
-  // the lease its predecessor is giving back: it retries until the release commits.
-  bool held_by_other = r.lease.present && r.lease.owner != c.id && n.lease_expiry(r, r.lease) > now;
+  // Take over by rank once another tab's record may be taken over; with none known, try
+  // (the transaction tells who holds it). A successor named in a goodbye does not wait
+  // for the record its predecessor gave up.
+  bool others_record = r.lease.present && r.lease.owner != c.id;
   double due;
   if (r.named_successor) {
     due = r.lease_started_ms > r.named_ms ? r.lease_started_ms + c.rank_stagger_ms : now;
-  } else if (held_by_other) {
-    // Come back when the record runs out, or sooner when its owner goes silent: then the
-    // transaction compares-and-sets over the silent owner's record (lease_decide).
-    // One compare-and-set per silence: if it fails, the record's expiry is next.
-    double silent_at = n.lease_owner_progress(r, r.lease) + c.suspect_ms;
-    bool tried_since = r.lease_started_ms >= silent_at;
-    due = (tried_since ? n.lease_expiry(r, r.lease) : std::min(n.lease_expiry(r, r.lease), silent_at)) +
-          pos * c.rank_stagger_ms;
+  } else if (others_record) {
+    // Come back when the record may be taken over by compare-and-set (lease_decide). While
+    // its owner's heartbeats keep coming, that is not before they stop: the store is not
+    // read meanwhile, not even when the copy read last expires (the owner renewed it).
+    due = n.lease_takeover_due(r, r.lease) + pos * c.rank_stagger_ms;
   } else {
     due = r.leaderless_since_ms + pos * c.rank_stagger_ms;
   }
-  if (now < due) {
-    r.wake_ms = std::min(r.wake_ms, due);
+  if (now < due || n.message_step_) {
+    // A message made it due: the timer starts it, a tick away (see may_start_lease).
+    r.wake_ms = std::min(r.wake_ms, std::max(now, due));
     return;
   }
   n.set_role(r, Role::candidate, r.named_successor ? Reason::leader_goodbye : Reason::lease_acquired, now);
@@ -67,15 +69,26 @@ void Node::Lease::campaign(Node& n, Resource& r, double now, Effects& out) const
 }
 
 void Node::Lease::keep(Node& n, Resource& r, double now, Effects& out) const {
-  // Checked even while a renewal is in flight: a hung transaction must not extend
-  // a term past the lease it was granted.
-  if (now >= r.lease_valid_until_ms) {
+  // Checked even while a renewal is in flight: a hung transaction must not extend a term
+  // past the lease it was granted.
+  if (now >= r.lease_held_until_ms) {
     n.step_down(r, Reason::lease_expired, now, out);
     return;
   }
-  if (r.lease_op == LeaseOp::none && now >= r.renew_ms) n.start_lease(r, LeaseOp::renew, now, out);
-  double next = r.lease_op == LeaseOp::none ? std::min(r.renew_ms, r.lease_valid_until_ms) : r.lease_valid_until_ms;
-  r.wake_ms = std::min(r.wake_ms, next);
+  if (r.lease_op == LeaseOp::none && now >= r.renew_ms) {
+    if (!n.message_step_ && n.may_start_lease(now)) {
+      n.start_lease(r, LeaseOp::renew, now, out);
+    } else if (now >= r.lease_valid_until_ms && n.timers_stalled(now)) {
+      // Frozen without warning, past the takeover time: hand over from this message
+      // handler (the goodbye names a successor), since no renewal can start here.
+      n.step_down(r, Reason::stalled, now, out);
+      return;
+    }
+  }
+  // Past lease_valid_until_ms with a renewal in flight, the term is in doubt: the view says
+  // so (the glue reports no leader and fenced() refuses) until the renewal commits.
+  double next = r.lease_op == LeaseOp::none ? std::min(r.renew_ms, r.lease_held_until_ms) : r.lease_held_until_ms;
+  r.wake_ms = std::min(r.wake_ms, std::max(now, next));
 }
 
 // The lease record decides: renew now (at most once a heartbeat) and step down if it
@@ -88,13 +101,13 @@ void Node::Lease::contest(Node& n, Resource& r, double now, Effects& out) const 
   }
 }
 
-// A freezing page must start no transaction: an uncommitted read-write transaction of a
-// frozen tab blocks every other tab's on the store until it thaws. Its goodbye names a
-// successor, who takes the record over at once (lease_takeover_allowed).
+// A freezing, frozen or closing page starts no transaction, nor does a message handler
+// (see may_start_lease): the goodbye names a successor, who takes the record over at once
+// (lease_takeover_allowed); the others may once its takeover time has passed. A release
+// in pagehide would hold the store until the page is torn down.
 void Node::Lease::release(Node& n, Resource& r, double now, Effects& out) const {
-  if (n.lifecycle_ == Lifecycle::frozen) return;
-  if (r.lease_op == LeaseOp::none) n.start_lease(r, LeaseOp::release, now, out);
-  else r.lease_op = LeaseOp::release;  // the in-flight transaction releases instead
+  if (r.lease_op != LeaseOp::none) r.lease_op = LeaseOp::release;  // the in-flight one releases instead
+  else if (n.may_start_lease(now) && !n.message_step_) n.start_lease(r, LeaseOp::release, now, out);
 }
 
 void Node::start_lease(Resource& r, LeaseOp op, double now, Effects& out) {
@@ -118,6 +131,7 @@ LeaseRecord Node::lease_decide(const std::string& resource, const LeaseRecord& c
       if (!same_owner) return none;
       LeaseRecord rec = current;
       rec.expires_ms = 0;  // expired: the next owner takes it at once, the epoch stays
+      rec.takeover_ms = 0;
       return rec;
     }
     case LeaseOp::acquire:
@@ -132,6 +146,7 @@ LeaseRecord Node::lease_decide(const std::string& resource, const LeaseRecord& c
       uint64_t floor = config_.mutations.trust_claims ? r.max_epoch : r.floor_epoch;
       rec.epoch = continuing ? current.epoch : std::max(current.epoch, floor) + 1;
       rec.expires_ms = now + config_.lease_ms;
+      rec.takeover_ms = now + lease_silence_ms();
       return rec;
     }
   }
@@ -146,23 +161,29 @@ double Node::lease_expiry(const Resource& r, const LeaseRecord& rec) const {
   return std::min(rec.expires_ms, r.lease_seen_ms + config_.lease_ms);
 }
 
-double Node::lease_owner_progress(const Resource& r, const LeaseRecord& rec) const {
+// The record's takeover time (its expiry if sooner), and while this tab hears the owner
+// claim the resource, no sooner than the suspect timeout after its last progress: an
+// owner whose heartbeats keep coming is not taken over, however late its renewal commits
+// (lease_decide still lets an expired record go; the campaign waits for the silence).
+// Like lease_expiry, after a backward clock jump an unchanged record is due at most one
+// silence span after this tab first saw it.
+double Node::lease_takeover_due(const Resource& r, const LeaseRecord& rec) const {
+  double due = std::min(rec.takeover_ms, lease_expiry(r, rec));
+  if (same_record(rec, r.lease)) due = std::min(due, r.lease_seen_ms + lease_silence_ms());
   const Candidate* owner = presence_.find(rec.owner);
-  return owner && owner->generation == rec.generation ? owner->last_progress_ms : r.lease_seen_ms;
+  bool claims = r.leader == rec.owner && owner && owner->generation == rec.generation;
+  if (claims) due = std::max(due, owner->last_progress_ms + config_.suspect_ms);
+  return due;
 }
 
 bool Node::lease_takeover_allowed(const Resource& r, const LeaseRecord& rec, double now) const {
   if (!rec.present || rec.owner == config_.id) return false;
-  // A goodbye is a promise never to renew that record again.
-  if (r.named_successor && rec.owner == r.departed) return true;
-  // Compare-and-set over a silent owner: no progress for the suspect timeout, and the record
-  // not renewed after its last progress (else the owner is alive somewhere). An owner this
-  // tab does not know is judged by the record alone: unchanged since first seen.
-  const Candidate* owner = presence_.find(rec.owner);
-  bool known = owner && owner->generation == rec.generation;
-  if (!known && !same_record(rec, r.lease)) return false;
-  double progress = lease_owner_progress(r, rec);
-  return now - progress >= config_.suspect_ms && rec.expires_ms <= progress + config_.lease_ms + config_.heartbeat_ms;
+  // A goodbye is a promise never to renew the record of the term it ends. A later term of
+  // the same tab is not given up by it.
+  if (r.named_successor && rec.owner == r.departed && rec.epoch <= r.departed_epoch) return true;
+  // Compare-and-set over a silent owner: it did not renew before the record's takeover time,
+  // after which it no longer acts as leader on that record (lease_term_span).
+  return now >= lease_takeover_due(r, rec);
 }
 
 // The lease events, whichever authority is in use: a transaction may answer after the
@@ -195,8 +216,19 @@ void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effe
   if (op == LeaseOp::release || r.role == Role::stepping_down) {
     set_role(r, Role::follower, r.reason, now);
   } else if (mine && op != LeaseOp::none) {
-    r.lease_valid_until_ms = r.lease_started_ms + config_.lease_ms * 5 / 6;
-    r.renew_ms = r.lease_started_ms + config_.lease_ms / 3;
+    if (r.role == Role::leader && rec.epoch != r.epoch) {
+      // Two of this tab's transactions crossed (one had timed out and answered late): the
+      // record's term is the one in force, so the other one ends here.
+      Effect ended = make(EffectKind::deposed, r.name);
+      ended.epoch = r.epoch;
+      ended.reason = Reason::lease_lost;
+      out.push_back(std::move(ended));
+      set_role(r, Role::candidate, Reason::lease_acquired, now);
+    }
+    r.lease_held_until_ms = r.lease_started_ms + config_.lease_ms * 5 / 6;
+    r.lease_valid_until_ms =
+        config_.mutations.lease_term_to_expiry ? r.lease_held_until_ms : r.lease_started_ms + lease_term_span();
+    r.renew_ms = r.lease_started_ms + lease_silence_ms() / 3;
     if (r.role != Role::leader) {
       // A record at or below a claimed term: the lease store lost records (cleared) or
       // the claim is forged. The term runs, but says that its epoch may repeat.

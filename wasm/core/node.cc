@@ -57,6 +57,7 @@ std::vector<Effect> Node::step(const Event& e) {
   if (disposed_) return out;
   double now = e.now_ms;
   handle_clock(now);
+  message_step_ = e.kind == EventKind::message;
   Resource* r = nullptr;
   if (!e.resource.empty()) {
     auto it = resources_.find(e.resource);
@@ -180,6 +181,7 @@ void Node::handle_clock(double now) {
       if (r.allocating) r.clock_went_back = true;
       shift(r.lease_seen_ms);
       shift(r.lease_valid_until_ms);
+      shift(r.lease_held_until_ms);
       shift(r.renew_ms);
       shift(r.backoff_until_ms);
     }
@@ -460,7 +462,10 @@ ResourceView Node::view(const std::string& resource) const {
   v.leader_epoch = r.leader_epoch;
   v.leader_since_ms = r.leader_since_ms;
   v.eligible = self_eligible(r, last_now_ms_);
-  if (r.role == Role::leader) v.degraded = r.degraded;
+  if (r.role == Role::leader) {
+    v.degraded = r.degraded;
+    if (authority_ == &kLease) v.valid_until_ms = r.lease_valid_until_ms;
+  }
   return v;
 }
 

@@ -38,6 +38,7 @@ constexpr double kNever = std::numeric_limits<double>::infinity();
 struct Mutations {
   bool answer_postpones_tick = false;  // a frame sent from a message handler delays the own timer
   bool trust_claims = false;           // a claim deposes the authority's holder and moves the floor
+  bool lease_term_to_expiry = false;   // a lease term outlives the record's takeover time
 };
 
 struct Config {
@@ -64,13 +65,17 @@ struct Config {
 
 enum class LockMode : uint8_t { queue = 0, steal = 1 };
 
-// The lease record kept in IndexedDB, one per resource.
+// The lease record kept in IndexedDB, one per resource. Times are wall-clock ms.
 struct LeaseRecord {
   bool present = false;
   std::string owner;
   uint32_t generation = 0;
   uint64_t epoch = 0;
   double expires_ms = 0;
+  // From then on the owner counts as silent: another tab may take the record over by
+  // compare-and-set. The owner renews before it, and never acts as leader after it
+  // without a newer record (see Node::lease_term_span).
+  double takeover_ms = 0;
 };
 
 enum class EventKind : uint8_t {
@@ -148,6 +153,10 @@ struct ResourceView {
   double leader_since_ms = 0;
   bool eligible = false;
   Degraded degraded = Degraded::none;  // own term when leading: fenced effects must be refused
+  // Own term when leading: not a leader from this time on (local ms) unless a later step
+  // says otherwise. The lease term ends when another tab may take the record over; a tab
+  // that was frozen must not act on its term before the core has looked at it again.
+  double valid_until_ms = kNever;
 };
 
 class Node {
@@ -207,6 +216,7 @@ class Node {
     bool left = false;             // relinquished; kept only until a lease release commits
     bool named_successor = false;  // the last leader's goodbye named this tab
     std::string departed;          // that leader, whose lease release may still be committing
+    uint64_t departed_epoch = 0;   // its term, the only record its goodbye gives up (0: unknown)
     double named_ms = 0;
     double leaderless_since_ms = 0;
     // Known leader (another tab or this one).
@@ -227,7 +237,8 @@ class Node {
     LeaseRecord lease;               // last record seen
     double lease_seen_ms = 0;        // local time that record was first seen
     double lease_started_ms = 0;     // when the in-flight try (or the last one) began
-    double lease_valid_until_ms = 0; // own term is safe until then
+    double lease_valid_until_ms = 0; // own term is safe until then (no other tab may take over)
+    double lease_held_until_ms = 0;  // own term ends then even if a renewal is still in flight
     double renew_ms = kNever;
     Backoff backoff;
     double backoff_until_ms = 0;
@@ -304,11 +315,26 @@ class Node {
   bool leader_silent(const Resource& r, double now, double limit) const;
   // When a lease record stops being valid, as far as this tab can trust the clock.
   double lease_expiry(const Resource& r, const LeaseRecord& rec) const;
-  // When the owner of `rec` was last seen making progress (or first seen, if unknown).
-  double lease_owner_progress(const Resource& r, const LeaseRecord& rec) const;
+  // When another tab's record may be taken over by compare-and-set: its takeover time (or
+  // expiry) passed and, while this tab hears the owner claim the resource, its heartbeats
+  // stopped for the suspect timeout.
+  double lease_takeover_due(const Resource& r, const LeaseRecord& rec) const;
   // True when a valid record of another tab may be taken over: its owner said goodbye naming
-  // this tab, or it went silent for the suspect timeout and has not renewed since.
+  // this tab (for the term it gave up), or it went silent (lease_takeover_due).
   bool lease_takeover_allowed(const Resource& r, const LeaseRecord& rec, double now) const;
+  // How long a committed record keeps this tab's term safe, counted from the start of the
+  // transaction that wrote it: other tabs may take it over no sooner.
+  double lease_term_span() const { return std::min(config_.lease_ms * 5 / 6, lease_silence_ms()); }
+  // After this long without a renewal the owner counts as silent (the record's takeover time).
+  double lease_silence_ms() const { return std::min(config_.suspect_ms, config_.lease_ms); }
+  // A tab whose timers stalled (frozen) starts no lease transaction: an uncommitted
+  // read-write transaction of a frozen tab blocks every other tab's on the store until it
+  // thaws. Nor does a closing page (its transaction would hold the store until teardown).
+  // Acquisitions and renewals never start from a message either: a tab frozen without
+  // warning still handles messages before its timers look stalled.
+  bool may_start_lease(double now) const {
+    return lifecycle_ != Lifecycle::frozen && lifecycle_ != Lifecycle::closing && !timers_stalled(now);
+  }
   // True when the tick this node asked for is overdue by more than half the suspect
   // timeout (at least a heartbeat): its timers are stopped (frozen) or throttled hard.
   // A follower asks a silent leader to abdicate a full suspect timeout after its last
@@ -348,6 +374,7 @@ class Node {
   double heartbeat_due_ms_ = kNever;
   double presence_due_ms_ = 0;
   double last_answer_ms_ = -kNever;
+  bool message_step_ = false;  // the step running handles a frame from the channel
   bool said_hello_ = false;
   bool started_ = false;
   uint32_t lease_failures_ = 0;

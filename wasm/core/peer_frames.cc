@@ -90,6 +90,7 @@ void Node::on_goodbye(const wire::Frame& f, double now, Effects& out) {
     if (f.target == config_.id) {
       r.named_successor = true;
       r.departed = f.sender;
+      r.departed_epoch = r.leader == f.sender ? r.leader_epoch : r.lease.owner == f.sender ? r.lease.epoch : 0;
       r.named_ms = now;
     }
     if (r.leader == f.sender) clear_leader(r, now, out);

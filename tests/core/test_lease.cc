@@ -1,0 +1,241 @@
+// The IndexedDB lease, driven by hand: when another tab's record may be taken over, what a
+// goodbye gives up, and a leader whose timers stopped (a tab frozen without warning).
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/node.h"
+#include "node_helpers.h"
+
+using namespace baton;
+using namespace baton::test;
+
+namespace {
+
+Event message(double now, const std::vector<uint8_t>& bytes) {
+  Event e = event(EventKind::message, now);
+  e.data = bytes.data();
+  e.size = bytes.size();
+  return e;
+}
+
+LeaseRecord record(const std::string& owner, uint64_t epoch, double written_ms) {
+  LeaseRecord rec;
+  rec.present = true;
+  rec.owner = owner;
+  rec.generation = 1;
+  rec.epoch = epoch;
+  rec.expires_ms = written_ms + 5000;
+  rec.takeover_ms = written_ms + 3000;
+  return rec;
+}
+
+wire::Frame frame_from(const std::string& sender, wire::Kind kind, uint64_t tick = 1) {
+  wire::Frame f;
+  f.kind = kind;
+  f.sender = sender;
+  f.generation = 1;
+  f.app_version = "1.0";
+  f.refresh_ms = 1000;
+  f.capabilities = {"ws.owner.v1"};
+  f.tick_seq = tick;
+  return f;
+}
+
+// Node `id` leads "ws" under the lease with the record its first transaction wrote at `now`.
+LeaseRecord lease_lead(Node& n, double now) {
+  n.step(event(EventKind::join, now, "ws"));
+  LeaseRecord rec = n.lease_decide("ws", LeaseRecord{}, now);
+  Event result = event(EventKind::lease_result, now + 1, "ws");
+  result.lease = rec;
+  REQUIRE(find(n.step(result), EffectKind::elected));
+  return rec;
+}
+
+size_t count(const std::vector<Effect>& fx, EffectKind kind) {
+  size_t n = 0;
+  for (const auto& e : fx) n += e.kind == kind;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("lease: a record not renewed by its takeover time is taken over by compare-and-set, above its epoch") {
+  Node b(config("b", Authority::lease));
+  b.step(event(EventKind::join, 0, "ws"));
+  LeaseRecord theirs = record("a", 4, 0);
+  CHECK(!b.lease_decide("ws", theirs, 2999).present);  // renewed in time, as far as b knows
+  LeaseRecord taken = b.lease_decide("ws", theirs, 3000);
+  REQUIRE(taken.present);
+  CHECK(taken.owner == "b");
+  CHECK(taken.epoch == 5);
+  // The same record, renewed meanwhile: the compare-and-set fails.
+  CHECK(!b.lease_decide("ws", record("a", 4, 2500), 3000).present);
+}
+
+TEST_CASE("lease: a leader's term ends when others may take its record over, not when it expires") {
+  Node a(config("a", Authority::lease));
+  LeaseRecord rec = lease_lead(a, 0);
+  ResourceView v = a.view("ws");
+  REQUIRE(v.role == Role::leader);
+  // The transaction began at 0; the record says others may take over from its takeover time.
+  CHECK(v.valid_until_ms <= rec.takeover_ms);
+  CHECK(v.valid_until_ms < rec.expires_ms);
+  // Under Web Locks the lock decides: no such end.
+  Node w(config("w", Authority::web_locks));
+  lead(w, "ws", 0, 3);
+  CHECK(w.view("ws").valid_until_ms == kNever);
+}
+
+TEST_CASE("lease: a leader whose timers stopped starts no transaction from a message and hands over at the takeover time") {
+  Node a(config("a", Authority::lease));
+  LeaseRecord rec = lease_lead(a, 0);
+  std::vector<uint8_t> presence = wire::encode(frame_from("b", wire::Kind::presence));
+  // Frozen without warning after its first heartbeat: no tick any more, messages still come.
+  a.step(event(EventKind::tick, a.next_deadline()));
+  std::vector<Effect> all;
+  double now = 0;
+  for (now = 1200; now < rec.takeover_ms; now += 400) {
+    auto fx = a.step(message(now, presence));
+    all.insert(all.end(), fx.begin(), fx.end());
+    CHECK(a.view("ws").role == Role::leader);
+  }
+  CHECK(count(all, EffectKind::lease_try) == 0);  // the renewal due at 1000 waits for a tick
+  auto fx = a.step(message(rec.takeover_ms, presence));
+  REQUIRE(find(fx, EffectKind::deposed));
+  CHECK(find(fx, EffectKind::deposed)->reason == Reason::stalled);
+  CHECK(count(fx, EffectKind::lease_try) == 0);  // not even to release it: the goodbye names a successor
+  CHECK(a.view("ws").role != Role::leader);
+}
+
+TEST_CASE("lease: a running leader renews on its timer before anyone may take over") {
+  Node a(config("a", Authority::lease));
+  LeaseRecord rec = lease_lead(a, 0);
+  std::vector<Effect> fx;
+  double now = 0;
+  for (int i = 0; i < 20 && !find(fx, EffectKind::lease_try); ++i) {
+    now = a.next_deadline();
+    fx = a.step(event(EventKind::tick, now));
+  }
+  REQUIRE(find(fx, EffectKind::lease_try));
+  CHECK(now < rec.takeover_ms);
+  LeaseRecord renewed = a.lease_decide("ws", rec, now + 1);
+  CHECK(renewed.epoch == rec.epoch);
+  CHECK(renewed.takeover_ms > rec.takeover_ms);
+}
+
+TEST_CASE("lease: a goodbye gives up the record of the term it ends, not a later one") {
+  Node b(config("b", Authority::lease));
+  b.step(event(EventKind::join, 0, "ws"));
+  Event result = event(EventKind::lease_result, 1, "ws");
+  result.lease = record("a", 4, 0);
+  b.step(result);
+  REQUIRE(b.view("ws").leader == "a");
+  wire::Frame bye = frame_from("a", wire::Kind::goodbye);
+  bye.subject = "ws";
+  bye.target = "b";
+  auto fx = b.step(message(100, wire::encode(bye)));
+  CHECK(!find(fx, EffectKind::lease_try));  // not from a message handler: the timer's next tick
+  CHECK(b.next_deadline() == 100);          // is due at once, without waiting for the record
+  fx = b.step(event(EventKind::tick, 101));
+  REQUIRE(find(fx, EffectKind::lease_try));
+  CHECK(b.lease_decide("ws", record("a", 4, 0), 101).epoch == 5);
+  // The departed tab came back with a newer term before this transaction ran.
+  CHECK(!b.lease_decide("ws", record("a", 6, 90), 101).present);
+}
+
+TEST_CASE("lease: an owner whose heartbeats keep coming is not taken over before its record expires") {
+  // b's first acquisition is in flight; the record it will read: takeover time 3000, expiry 5000.
+  Config slow_store = config("b", Authority::lease);
+  slow_store.storage_timeout_ms = 10000;  // still in flight when the record expires
+  Node b(slow_store);
+  b.step(event(EventKind::join, 0, "ws"));
+  uint64_t tick = 1;
+  auto heartbeat = [&](double now) {
+    wire::Frame hb = frame_from("a", wire::Kind::heartbeat, ++tick);
+    hb.claims.push_back({"ws", 4});
+    b.step(message(now, wire::encode(hb)));
+  };
+  for (double now = 0; now <= 4000; now += 1000) heartbeat(now);
+  // Its renewal is late (a busy store), its timers run: the compare-and-set fails.
+  CHECK(!b.lease_decide("ws", record("a", 4, 0), 3000).present);
+  CHECK(!b.lease_decide("ws", record("a", 4, 0), 4999).present);
+  CHECK(b.lease_decide("ws", record("a", 4, 0), 5000).present);  // expired
+
+  // Heartbeats stop after 1000: silent for the suspect timeout and past its takeover time.
+  Node c(config("c", Authority::lease));
+  c.step(event(EventKind::join, 0, "ws"));
+  tick = 1;
+  for (double now = 0; now <= 1000; now += 1000) {
+    wire::Frame hb = frame_from("a", wire::Kind::heartbeat, ++tick);
+    hb.claims.push_back({"ws", 4});
+    c.step(message(now, wire::encode(hb)));
+  }
+  CHECK(!c.lease_decide("ws", record("a", 4, 0), 3999).present);
+  LeaseRecord taken = c.lease_decide("ws", record("a", 4, 0), 4000);
+  REQUIRE(taken.present);
+  CHECK(taken.epoch == 5);
+}
+
+TEST_CASE("lease: a renewal still in flight at the takeover time leaves the term in doubt until it commits") {
+  Node a(config("a", Authority::lease));
+  LeaseRecord rec = lease_lead(a, 0);
+  ResourceView v = a.view("ws");
+  double valid_until = v.valid_until_ms;
+  std::vector<Effect> fx;
+  double now = 0;
+  while (!find(fx, EffectKind::lease_try)) {
+    now = a.next_deadline();
+    fx = a.step(event(EventKind::tick, now));
+  }
+  double renewal_started = now;
+  // The store is slow: past the takeover time the term is in doubt, not over.
+  while (now < valid_until + 500) {
+    now = std::min(a.next_deadline(), valid_until + 500);
+    fx = a.step(event(EventKind::tick, now));
+    CHECK(!find(fx, EffectKind::deposed));
+  }
+  v = a.view("ws");
+  CHECK(v.role == Role::leader);
+  CHECK(now >= v.valid_until_ms);  // the glue reports no leader and fenced() refuses
+  // The renewal commits with the same term: safe again, nothing started or ended.
+  Event renewed = event(EventKind::lease_result, now + 1, "ws");
+  renewed.lease = a.lease_decide("ws", rec, now);
+  REQUIRE(renewed.lease.epoch == rec.epoch);
+  fx = a.step(renewed);
+  CHECK(!find(fx, EffectKind::deposed));
+  CHECK(!find(fx, EffectKind::elected));
+  v = a.view("ws");
+  CHECK(v.role == Role::leader);
+  CHECK(v.valid_until_ms > now + 1);
+  CHECK(v.valid_until_ms == renewal_started + 3000);
+
+  // A renewal that never commits ends the term by the time the record would expire.
+  Node b(config("b", Authority::lease));
+  LeaseRecord theirs = lease_lead(b, 0);
+  bool deposed = false;
+  for (int i = 0; i < 50 && !deposed; ++i) {
+    now = b.next_deadline();
+    if (now >= theirs.expires_ms) break;
+    deposed = find(b.step(event(EventKind::tick, now)), EffectKind::deposed) != nullptr;
+  }
+  CHECK(deposed);
+  CHECK(now < theirs.expires_ms);
+}
+
+TEST_CASE("lease: a closing page gives its record up by its goodbye alone, without a transaction") {
+  Node a(config("a", Authority::lease));
+  lease_lead(a, 0);
+  Event closing = event(EventKind::lifecycle, 500);
+  closing.lifecycle = Lifecycle::closing;
+  auto fx = a.step(closing);
+  REQUIRE(find(fx, EffectKind::deposed));
+  CHECK(count(fx, EffectKind::lease_try) == 0);  // it would hold the store until teardown
+  CHECK(find(fx, EffectKind::broadcast));         // the goodbye
+  // Stepping down while the page stays: the record is released for tabs that missed the goodbye.
+  Node b(config("b", Authority::lease));
+  lease_lead(b, 0);
+  fx = b.step(event(EventKind::abdicate, 500, "ws"));
+  CHECK(count(fx, EffectKind::lease_try) == 1);
+}
