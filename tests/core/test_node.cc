@@ -123,15 +123,15 @@ TEST_CASE("lease: decide acquires with epoch + 1, respects a valid owner, renews
   REQUIRE(find(fx, EffectKind::elected));
   CHECK(find(fx, EffectKind::elected)->epoch == 7);
 
-  // Renewal at a third of the time others wait before a takeover keeps the epoch.
+  // Renewal at half the time others wait before a takeover keeps the epoch.
   double renew_at = a.next_deadline();
-  while (renew_at < 1100) {
+  while (renew_at < 1600) {
     fx = a.step(event(EventKind::tick, renew_at));
     if (find(fx, EffectKind::lease_try)) break;
     renew_at = a.next_deadline();
   }
   REQUIRE(find(fx, EffectKind::lease_try));
-  CHECK(renew_at >= 0 + 3000 / 3.0 - 1);
+  CHECK(renew_at >= 0 + 3000 / 2.0 - 1);
   LeaseRecord renewed = a.lease_decide("sync", mine, renew_at);
   CHECK(renewed.epoch == 7);
   CHECK(renewed.expires_ms == renew_at + 5000);

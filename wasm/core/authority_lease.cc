@@ -1,6 +1,6 @@
 // The lease: a record in IndexedDB (owner, generation, epoch, expiry, takeover time)
 // decides, written only inside a read-write transaction that runs lease_decide. The leader
-// renews at a third of the time others wait before a takeover, and acts on its term only
+// renews at half the time others wait before a takeover, and acts on its term only
 // until they may take over (a renewal still in flight then leaves the term in doubt until
 // it commits). A follower takes over by rank when the record expires, at once when the
 // leaving owner's goodbye names it, or by compare-and-set when the owner went silent: no
@@ -228,7 +228,9 @@ void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effe
     r.lease_held_until_ms = r.lease_started_ms + config_.lease_ms * 5 / 6;
     r.lease_valid_until_ms =
         config_.mutations.lease_term_to_expiry ? r.lease_held_until_ms : r.lease_started_ms + lease_term_span();
-    r.renew_ms = r.lease_started_ms + lease_silence_ms() / 3;
+    // Half the span leaves the other half for a renewal to commit on a busy store; more
+    // often would only queue more read-write transactions, which the store runs one at a time.
+    r.renew_ms = r.lease_started_ms + lease_silence_ms() / 2;
     if (r.role != Role::leader) {
       // A record at or below a claimed term: the lease store lost records (cleared) or
       // the claim is forged. The term runs, but says that its epoch may repeat.

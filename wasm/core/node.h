@@ -49,7 +49,7 @@ struct Config {
   Authority authority = Authority::web_locks;  // to start with; see Node::authority()
   double heartbeat_ms = 1000;         // leader heartbeat and presence cadence
   double suspect_ms = 3000;           // leader without progress this long is replaced (takeoverMs)
-  double lease_ms = 5000;             // IndexedDB lease duration, renewed at a third
+  double lease_ms = 5000;             // IndexedDB lease duration (renewed every min(suspect, lease) / 2)
   double steal_grace_ms = 200;        // after an abdicate request, before stealing
   double rank_stagger_ms = 150;       // each rank position waits this much longer
   double trigger_jitter_ms = 10;      // coalescing window for election triggers
