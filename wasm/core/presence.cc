@@ -5,31 +5,29 @@
 namespace baton {
 
 Presence::Observed Presence::observe(const wire::Frame& f, double now_ms) {
-  auto it = candidates_.find(f.sender);
-  if (it != candidates_.end() && f.generation < it->second.generation &&
-      now_ms - it->second.generation_since_ms < stale_window_ms_) {
+  Candidate* known = candidates_.find(f.sender);
+  if (known && f.generation < known->generation && now_ms - known->generation_since_ms < stale_window_ms_) {
     return Observed::stale_generation;
   }
-  if (it == candidates_.end() && candidates_.size() >= kMaxCandidates) return Observed::table_full;
+  if (!known && candidates_.full()) return Observed::table_full;
   // A lower generation still speaking after the stale window is a live tab: the higher
   // one was forged (or is gone), and the lower one replaces it like a new tab.
-  bool is_new = it == candidates_.end() || f.generation != it->second.generation;
-  Candidate& c = candidates_[f.sender];
-  if (it == candidates_.end()) c.first_seen_ms = now_ms;
+  bool is_new = !known || f.generation != known->generation;
+  Candidate& c = known ? *known : *candidates_.insert(f.sender);
+  if (!known) c.first_seen_ms = now_ms;
   if (is_new) c.generation_since_ms = now_ms;
   bool changed = is_new || c.lifecycle != f.lifecycle || c.app_version != f.app_version ||
                  c.capabilities != f.capabilities;
   bool progress = !is_new ? f.tick_seq > c.tick_seq : true;
   if (is_new) {
-    auto old = forgotten_.find(f.sender);
-    if (old != forgotten_.end()) {
-      if (old->second.generation == f.generation && f.tick_seq <= old->second.tick_seq) {
+    if (const Forgotten* old = forgotten_.find(f.sender)) {
+      if (old->generation == f.generation && f.tick_seq <= old->tick_seq) {
         progress = false;
-        c.last_progress_ms = old->second.last_progress_ms;
-        c.tick_seq = old->second.tick_seq;
-        c.first_seen_ms = old->second.first_seen_ms;
+        c.last_progress_ms = old->last_progress_ms;
+        c.tick_seq = old->tick_seq;
+        c.first_seen_ms = old->first_seen_ms;
       }
-      forgotten_.erase(old);
+      forgotten_.erase(f.sender);
     }
   }
   if (progress) c.last_progress_ms = now_ms;
@@ -59,11 +57,12 @@ Liveness Presence::liveness(const Candidate& c, double now_ms) {
 
 size_t Presence::prune(double now_ms) {
   size_t removed = 0;
-  for (auto it = candidates_.begin(); it != candidates_.end();) {
-    if (liveness(it->second, now_ms) == Liveness::removed) {
-      if (forgotten_.size() >= kMaxForgotten) forgotten_.erase(forgotten_.begin());
-      forgotten_[it->first] = {it->second.generation, it->second.tick_seq, it->second.last_progress_ms,
-                               it->second.first_seen_ms};
+  for (auto* it = candidates_.begin(); it != candidates_.end();) {
+    const Candidate& c = it->value;
+    if (liveness(c, now_ms) == Liveness::removed) {
+      // When full, the first id in order makes room.
+      if (forgotten_.full()) forgotten_.erase(forgotten_.begin());
+      *forgotten_.insert(it->key) = {c.generation, c.tick_seq, c.last_progress_ms, c.first_seen_ms};
       it = candidates_.erase(it);
       ++removed;
     } else {
@@ -87,24 +86,18 @@ void Presence::shift(double delta_ms) {
   }
 }
 
-bool Presence::allow_request(const std::string& id, double now_ms, double every_ms) {
-  auto it = candidates_.find(id);
-  if (it == candidates_.end()) return false;
-  Candidate& c = it->second;
-  if (c.last_request_ms >= 0 && now_ms - c.last_request_ms < every_ms) return false;
-  c.last_request_ms = now_ms;
+bool Presence::allow_request(std::string_view id, double now_ms, double every_ms) {
+  Candidate* c = candidates_.find(id);
+  if (!c) return false;
+  if (c->last_request_ms >= 0 && now_ms - c->last_request_ms < every_ms) return false;
+  c->last_request_ms = now_ms;
   return true;
 }
 
-const Candidate* Presence::find(const std::string& id) const {
-  auto it = candidates_.find(id);
-  return it == candidates_.end() ? nullptr : &it->second;
-}
-
-double Presence::last_progress_ms(const std::string& id, double fallback) const {
+double Presence::last_progress_ms(std::string_view id, double fallback) const {
   if (const Candidate* c = find(id)) return c->last_progress_ms;
-  auto old = forgotten_.find(id);
-  return old == forgotten_.end() ? fallback : old->second.last_progress_ms;
+  const Forgotten* old = forgotten_.find(id);
+  return old ? old->last_progress_ms : fallback;
 }
 
 }  // namespace baton
