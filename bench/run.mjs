@@ -12,7 +12,8 @@
 //     --trials N  N trials per hand-over, frozen and start-up case instead of the mode's count
 //     --tabs N    N tabs per group instead of the mode's count
 //     --before F  an earlier run's raw JSON: its targets beside this run's (printed, and in RESULTS.md)
-//     --report F  measure nothing: print the target check of a raw JSON written earlier
+//     --report F  measure nothing: print the target check of a raw JSON written earlier (with
+//                 --write, render bench/RESULTS.md from it; --before as above)
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -165,18 +166,20 @@ async function main() {
       const traced = { ...SUBJECTS[0], key: 'baton-traced', query: { trace: '1' } };
       results.diagnose = (await handovers(bench, [traced], { ...common, kinds: ['close'], trials: CONFIG.diagnoseTrials || 2, timeoutMs: 5000 }))[traced.key].close;
     }
-    if (phase('requests')) {
-      const load1 = os.loadavg()[0];
-      const measured = await requests(bench, { ...CONFIG.requests, log });
-      results.requests = { config: CONFIG.requests, date: new Date().toISOString(), command: `node bench/run.mjs ${argv.join(' ')}`.trim(), load1, results: measured };
-      for (const [key, x] of Object.entries(summarizeRequests(results.requests))) {
-        log(`requests ${key}: round trip p50 ${ms(x.roundTrip.median, 2)}, p95 ${ms(x.roundTrip.p95, 2)}; close -> first answer median ${ms(x.firstAnswer.median)}, ${x.answeredByNext}/${x.trials} answered by the next leader, ${x.unanswered} unanswered`);
-      }
-    }
     if (phase('fallback')) {
       results.fallback ??= { close: {}, crash: {} };
       const x = await handovers(bench, FALLBACK, { ...common, kinds: ['close'], trials: CONFIG.fallbackCloseTrials, timeoutMs: 10000 });
       for (const s of FALLBACK) results.fallback.close[s.key] = x[s.key].close;
+    }
+  };
+  // Requests to the leader beside tab-election's call (lib/requests.mjs): milliseconds-scale,
+  // after the hand-overs; in quick mode side by side with the other phases.
+  const runRequests = async (bench) => {
+    const load1 = os.loadavg()[0];
+    const measured = await requests(bench, { ...CONFIG.requests, log });
+    results.requests = { config: CONFIG.requests, date: new Date().toISOString(), command: `node bench/run.mjs ${argv.join(' ')}`.trim(), load1, results: measured };
+    for (const [key, x] of Object.entries(summarizeRequests(results.requests))) {
+      log(`requests ${key}: round trip p50 ${ms(x.roundTrip.median, 2)}, p95 ${ms(x.roundTrip.p95, 2)}; close -> first answer median ${ms(x.firstAnswer.median)}, ${x.answeredByNext}/${x.trials} answered by the next leader, ${x.unanswered} unanswered`);
     }
   };
   // Seconds-scale phases run side by side (separate windows and names), in two batches to
@@ -217,10 +220,11 @@ async function main() {
     try {
       if (quick) {
         // Quick mode overlaps the milliseconds chain with the seconds-scale phase.
-        await Promise.all([(async () => { if (phase('startup')) await runStartup(main); await runHandovers(main); })(), runSeconds(main)]);
+        await Promise.all([(async () => { if (phase('startup')) await runStartup(main); await runHandovers(main); })(), runSeconds(main), phase('requests') && runRequests(main)]);
       } else {
         if (phase('startup')) await runStartup(main);
         await runHandovers(main);
+        if (phase('requests')) await runRequests(main);
         await runSeconds(main);
       }
       if (phase('idle') && quick) {
@@ -267,5 +271,16 @@ async function main() {
   log(`raw results: ${path.relative(process.cwd(), jsonOut)}; done in ${elapsed()}`);
 }
 
-if (option('--report')) console.log(renderTargets(JSON.parse(readFileSync(option('--report'), 'utf8'))));
+/** --report F: the target check of a saved run; with --write, bench/RESULTS.md rendered from it. */
+function report(file) {
+  const results = JSON.parse(readFileSync(file, 'utf8'));
+  const before = option('--before') ? JSON.parse(readFileSync(option('--before'), 'utf8')) : null;
+  console.log(renderTargets(results));
+  if (flag('--write')) {
+    writeFileSync(path.join(here, 'RESULTS.md'), renderMarkdown(results, { before }) + readFileSync(path.join(here, 'RELIABILITY.md'), 'utf8'));
+    console.log(`wrote bench/RESULTS.md from ${file}`);
+  }
+}
+
+if (option('--report')) report(option('--report'));
 else await main();

@@ -257,6 +257,8 @@ export interface CoreMetrics {
   droppedOversized: number;
   droppedForeignVersion: number;
   droppedStaleGeneration: number;
+  /** Frames with a tick below their sender's newest (replays) or implausibly far above it. */
+  droppedOldFrame: number;
   droppedForgedEpoch: number;
   droppedTableFull: number;
   duplicateId: number;

@@ -270,6 +270,7 @@ void write_view(Writer& w, const ResourceView& v) {
   X(dropped_oversized, "droppedOversized")                  \
   X(dropped_foreign_version, "droppedForeignVersion")       \
   X(dropped_stale_generation, "droppedStaleGeneration")     \
+  X(dropped_old_frame, "droppedOldFrame")                   \
   X(dropped_forged_epoch, "droppedForgedEpoch")             \
   X(dropped_table_full, "droppedTableFull")                 \
   X(duplicate_id, "duplicateId")                            \

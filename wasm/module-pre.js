@@ -7,3 +7,6 @@ var asm;
 // (js-glue/src/wasm-loader.js: streaming compilation, disk in Node, errors that name the
 // fix), which calls back with the instance.
 var WebAssembly = { instantiate: (_wasm, imports) => Module['instantiate'](imports) };
+// Builds with -sASSERTIONS check that Module.wasm is given before instantiating; the glue
+// gives the instance instead.
+Module['wasm'] = 'instantiated by Module.instantiate';

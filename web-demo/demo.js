@@ -330,12 +330,21 @@ watch(
 );
 
 // offline-queue: one leader flushes the queue every tab adds to (needs IndexedDB).
+// Not awaited: Baton's callbacks already run, and a module suspended at a top-level await
+// would let them reach declarations below that are not initialised yet.
 let queue = null;
-try {
-  queue = await createOfflineQueue({ baton, ns, myId, stepMs, note, changed: () => scheduleRender() });
-} catch (error) {
-  note(`offline-queue: unavailable here (${error.message})`, 'bad');
-}
+let queueProblem = null;
+createOfflineQueue({ baton, ns, myId, stepMs, note, changed: () => scheduleRender() }).then(
+  (created) => {
+    queue = created;
+    scheduleRender();
+  },
+  (error) => {
+    queueProblem = error.message;
+    note(`offline-queue: unavailable here (${error.message})`, 'bad');
+    scheduleRender();
+  },
+);
 
 // --------------------------------------------------------------- spreading the resources
 
@@ -548,7 +557,7 @@ function renderTalk() {
     }</li>`).join('') || '<li class="muted">none sent from this tab yet</li>',
   );
   if (!queue) {
-    setHtml(document.getElementById('queue-state'), '<span class="bad">IndexedDB is unavailable in this tab</span>');
+    setHtml(document.getElementById('queue-state'), queueProblem ? '<span class="bad">IndexedDB is unavailable in this tab</span>' : 'opening IndexedDB…');
     return;
   }
   const q = queue.stats();

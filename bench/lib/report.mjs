@@ -448,7 +448,7 @@ function beforeAfterSection(r, before) {
     const b = earlier.get(x.id);
     return [x.target, b ? `${yes(b.ok)}: ${b.measured}` : 'not measured', `${yes(x.ok)}: ${x.measured}`];
   });
-  return `## Before and after\n\nBefore: the ${before.mode} run of ${before.date} (${before.config.tabs} tabs, ${before.config.handoverTrials} trials per hand-over case${before.machine?.load1 ? `, load average median ${before.machine.load1.median.toFixed(1)}` : ''}); after: this run (${r.config.tabs} tabs, ${r.config.handoverTrials} trials${r.machine?.load1 ? `, load average median ${r.machine.load1.median.toFixed(1)}` : ''}). Each run's ratios are against its own baselines.\n\n${table(['target', 'before', 'after'], rows)}\n`;
+  return `## Before and after\n\nBefore: the ${before.mode} run of ${before.date} (${before.config.tabs} tabs, ${before.config.handoverTrials} trials per hand-over case${before.machine?.load1 ? `, load average median ${before.machine.load1.median.toFixed(1)}` : ''}); after: this run (${r.config.tabs} tabs, ${r.config.handoverTrials} trials${r.machine?.load1 ? `, load average median ${r.machine.load1.median.toFixed(1)}` : ''}). Each run's ratios are against its own baselines.${before.note ? ` About the earlier run: ${before.note}.` : ''}\n\n${table(['target', 'before', 'after'], rows)}\n`;
 }
 
 function targetsSection(r) {

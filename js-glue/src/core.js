@@ -296,11 +296,6 @@ export class Core {
     liveCores -= 1;
   }
 
-  /** Compatibility with callers that test `core.raw` for a live core. */
-  get raw() {
-    return this.handle !== 0;
-  }
-
   /** Sends the event record just written; reads the effects and the changed views. */
   run() {
     answer(M.step(this.handle, length()));

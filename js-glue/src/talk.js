@@ -118,7 +118,9 @@ class Talk {
         this.counters.postFailures += 1;
       }
     }
-    queueMicrotask(() => this.receive(copy));
+    // This tab's own copy arrives as a task, like every other tab's: a leader that asks
+    // itself in a loop (`while (...) await baton.request(...)`) must not starve its page.
+    setTimeout(() => this.receive(copy), 0);
   }
 
   receive(msg) {

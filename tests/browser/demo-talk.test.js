@@ -74,6 +74,8 @@ describe('demo: talking to the leader (headless Chromium)', { timeout: 240000 },
     const tabs = await openGroup(browser, server, { ns, ids: ['t1', 't2', 't3', 't4'], query: QUERY });
     const live = new Set(tabs);
     const resource = `${ns}/offline-queue`;
+    // Each tab opens its queue's database after the page is ready.
+    await waitFor(async () => (await snapAll(tabs)).every((s) => s.queue !== null), { what: 'every tab\'s offline queue open', timeoutMs: LONG });
     const applied = () => server.stats().ops.applied[resource] ?? [];
     const flusher = async () => {
       const snaps = await snapAll([...live]);

@@ -84,10 +84,10 @@ describe('storage blocked (localStorage and indexedDB.open throw)', { timeout: 9
     }
   });
 
-  // Without any storage the next Web Locks term takes the store's answer (nothing) above its
-  // own terms only, so it repeats the old leader's epoch: it runs degraded and fenced()
-  // refuses, but the relay needs a newer epoch to accept the new leader's events.
-  it('hands over on close with a newer epoch', { todo: 'with no storage at all the next term repeats the epoch (degraded); the core should start it above the highest claim' }, async () => {
+  // Without any storage no store vouches for the next term's epoch: it runs degraded and
+  // fenced() refuses, but it starts above every term the tab heard of, so the relay
+  // accepts the new leader's events.
+  it('hands over on close with a newer epoch', async () => {
     {
       // Hand-over without any storage: the relay's cursor lives in each tab's memory.
       const t0 = Date.now();

@@ -242,21 +242,90 @@ TEST_CASE("broadcast-only: a forged claim ends one term; the next starts above i
   CHECK(alloc->epoch >= 100);
 }
 
-TEST_CASE("presence: a forged generation hides a real tab for at most one suspect timeout") {
-  Node a(config("a"));
-  a.step(event(EventKind::join, 0, "ws"));
+// A forged stream: presence under a real id, generation 2^32-1, every 125 ms, while the real
+// tab refreshes every second. Returns how long the real tab was hidden (not generation 1).
+static double hidden_ms_under_forged_generation(Node& a, double real_from, double until) {
   wire::Frame real = peer("b");
-  deliver(a, 10, real);
   wire::Frame forged = peer("b");
   forged.generation = UINT32_MAX;
-  deliver(a, 20, forged);
-  CHECK(a.presence().find("b")->generation == UINT32_MAX);
-  real.tick_seq = 2;
-  deliver(a, 1000, real);
-  CHECK(a.metrics().dropped_stale_generation == 1);
-  real.tick_seq = 3;
-  deliver(a, 20 + a.config().suspect_ms + 1, real);
+  forged.lifecycle = Lifecycle::frozen;
+  forged.app_version = "999";
+  double hidden = 0;
+  for (double now = 0; now < until; now += 125) {
+    if (now >= real_from && static_cast<int>(now) % 1000 == 0) {
+      ++real.tick_seq;
+      deliver(a, now, real);
+    }
+    deliver(a, now + 1, forged);
+    const Candidate* b = a.presence().find("b");
+    if (!b || b->generation != 1) hidden += 125;
+  }
+  return hidden;
+}
+
+TEST_CASE("presence: a forged generation of a running tab is dropped, also while it keeps coming") {
+  Node a(config("a"));
+  a.step(event(EventKind::join, 0, "ws"));
+  CHECK(hidden_ms_under_forged_generation(a, 0, 20000) == 0);
+  CHECK(a.metrics().dropped_stale_generation >= 150);
+  CHECK(a.view("ws").eligible);  // the forged version 999 vetoes nothing either
+}
+
+TEST_CASE("presence: a forged generation heard before the real tab hides it for at most one suspect timeout") {
+  Node a(config("a"));
+  a.step(event(EventKind::join, 0, "ws"));
+  double hidden = hidden_ms_under_forged_generation(a, 500, 20000);
+  CHECK(hidden > 0);
+  CHECK(hidden <= a.config().suspect_ms + 1000);  // + the real tab's refresh interval
   CHECK(a.presence().find("b")->generation == 1);
+}
+
+TEST_CASE("presence: a page restored from bfcache takes its id at once") {
+  Node a(config("a"));
+  wire::Frame before = peer("b");
+  deliver(a, 0, before);
+  before.lifecycle = Lifecycle::closing;  // pagehide
+  deliver(a, 10, before);
+  wire::Frame after = peer("b");
+  after.generation = 2;
+  deliver(a, 20, after);
+  CHECK(a.presence().find("b")->generation == 2);
+  deliver(a, 30, before);  // a late frame of the old page
+  CHECK(a.presence().find("b")->generation == 2);
+  CHECK(a.metrics().dropped_stale_generation == 1);
+}
+
+TEST_CASE("presence: a frame below or far above its sender's tick changes nothing") {
+  Node a(config("a"));
+  wire::Frame real = peer("b");
+  real.tick_seq = 50;
+  real.lifecycle = Lifecycle::hidden;
+  deliver(a, 0, real);
+  wire::Frame replay = peer("b");  // an old frame of b, or a forgery with a low tick
+  replay.tick_seq = 3;
+  deliver(a, 100, replay);
+  wire::Frame leap = peer("b");  // one frame that would make every later real one look old
+  leap.tick_seq = 1'000'000;
+  deliver(a, 200, leap);
+  CHECK(a.metrics().dropped_old_frame == 2);
+  const Candidate* b = a.presence().find("b");
+  CHECK(b->lifecycle == Lifecycle::hidden);
+  CHECK(b->tick_seq == 50);
+  real.tick_seq = 51;
+  deliver(a, 1000, real);
+  CHECK(a.presence().find("b")->last_progress_ms == 1000);
+}
+
+TEST_CASE("presence: a tab that restarted with a lower tick takes its id once the old one went quiet") {
+  Node a(config("a"));
+  wire::Frame old = peer("b");
+  old.tick_seq = 500;
+  deliver(a, 0, old);
+  wire::Frame restarted = peer("b");
+  restarted.tick_seq = 1;
+  deliver(a, a.config().suspect_ms + 1, restarted);
+  CHECK(a.presence().find("b")->tick_seq == 1);
+  CHECK(a.metrics().dropped_old_frame == 0);
 }
 
 TEST_CASE("presence: a newer app version vetoes eligibility for at most one suspect timeout") {
@@ -267,9 +336,75 @@ TEST_CASE("presence: a newer app version vetoes eligibility for at most one susp
   for (int i = 0; i < 10; ++i) {
     forged.tick_seq = 1 + i;  // forged liveness
     deliver(a, 10 + i * 500, forged);
-    if (i * 500 + 10 < a.config().suspect_ms) CHECK(!a.view("ws").eligible);
+    if (i > 0 && i * 500 + 10 < a.config().suspect_ms) CHECK(!a.view("ws").eligible);
   }
   CHECK(a.view("ws").eligible);
+}
+
+TEST_CASE("presence: when the veto of a newer app version ends, the tab competes again on its own timer") {
+  Node a(config("a"));
+  a.step(event(EventKind::join, 0, "ws"));
+  wire::Frame forged = peer("m");
+  forged.app_version = "999";
+  deliver(a, 1, forged);
+  CHECK(a.view("ws").eligible);  // one frame vetoes nothing: no progress of its own yet
+  forged.tick_seq = 2;
+  deliver(a, 2, forged);
+  REQUIRE(!a.view("ws").eligible);
+  // No frame and no event arrives: only the tab's own timer.
+  bool requested = false;
+  double now = 1;
+  while (!requested && now < 10 * a.config().suspect_ms) {
+    now = a.next_deadline();
+    for (const Effect& e : a.step(event(EventKind::tick, now))) requested |= e.kind == EffectKind::lock_request;
+  }
+  CHECK(requested);
+  CHECK(now <= 1 + a.config().suspect_ms + a.config().heartbeat_ms);
+}
+
+TEST_CASE("storage: with no store, a term starts above every term heard of; the floor does not follow claims") {
+  Node a(config("a"));
+  a.step(event(EventKind::join, 0, "ws"));
+  deliver(a, 10, claim("b", "ws", 7));  // the last leader's term
+  auto fx = a.step(event(EventKind::lock_granted, 100, "ws"));
+  REQUIRE(find(fx, EffectKind::allocate_epoch));
+  CHECK(find(fx, EffectKind::allocate_epoch)->epoch == 0);
+  Event done = event(EventKind::epoch_allocated, 101, "ws");
+  done.epoch = 1;
+  done.durable = false;
+  fx = a.step(done);
+  REQUIRE(find(fx, EffectKind::elected));
+  CHECK(find(fx, EffectKind::elected)->epoch == 8);
+  CHECK(find(fx, EffectKind::elected)->degraded == Degraded::not_durable);
+  // The next term asks the store to exceed only what this tab stood behind.
+  a.step(event(EventKind::abdicate, 200, "ws"));
+  double now = 200;
+  const Effect* alloc = nullptr;
+  std::vector<Effect> more;
+  for (int i = 0; i < 50 && !alloc; ++i) {
+    now = std::max(now + 1, a.next_deadline());
+    more = a.step(event(EventKind::tick, now));
+    if (find(more, EffectKind::lock_request)) more = a.step(event(EventKind::lock_granted, now, "ws"));
+    alloc = find(more, EffectKind::allocate_epoch);
+  }
+  REQUIRE(alloc);
+  CHECK(alloc->epoch == 1);
+}
+
+TEST_CASE("storage: a hung store's made-up term also starts above every term heard of") {
+  Node a(config("a"));
+  a.step(event(EventKind::join, 0, "ws"));
+  deliver(a, 10, claim("b", "ws", 7));
+  a.step(event(EventKind::lock_granted, 100, "ws"));
+  std::vector<Effect> fx;
+  double now = 100;
+  for (int i = 0; i < 50 && !find(fx, EffectKind::elected); ++i) {
+    now = a.next_deadline();
+    fx = a.step(event(EventKind::tick, now));
+  }
+  REQUIRE(find(fx, EffectKind::elected));
+  CHECK(find(fx, EffectKind::elected)->epoch == 8);
+  CHECK(find(fx, EffectKind::elected)->degraded == Degraded::storage_timeout);
 }
 
 TEST_CASE("storage: an answer below an epoch this tab used is a regressed store") {

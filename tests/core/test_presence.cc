@@ -38,6 +38,7 @@ const char* name(Observed o) {
     case Observed::joined: return "joined";
     case Observed::changed: return "changed";
     case Observed::stale_generation: return "stale_generation";
+    case Observed::old_frame: return "old_frame";
   }
   return "?";
 }
@@ -79,7 +80,7 @@ TEST_CASE("presence: several senders are tracked independently") {
   CHECK(p.observe(frame("b", 1), 10) == Observed::joined);
   CHECK(p.observe(frame("c", 1), 20) == Observed::joined);
   CHECK(p.size() == 3);
-  CHECK(p.observe(frame("b", 2), 900) == Observed::unchanged);
+  CHECK(p.observe(frame("b", 2), 900) == Observed::changed);  // its first progress
   CHECK(p.find("a")->last_progress_ms == 0);
   CHECK(p.find("b")->last_progress_ms == 900);
   CHECK(p.find("c")->last_progress_ms == 20);
@@ -89,7 +90,8 @@ TEST_CASE("presence: a repeated frame is unchanged") {
   Presence p;
   REQUIRE(p.observe(frame("a", 1), 0) == Observed::joined);
   CHECK(p.observe(frame("a", 1), 100) == Observed::unchanged);
-  CHECK(p.observe(frame("a", 2), 200) == Observed::unchanged);  // progress is not a change
+  CHECK(p.observe(frame("a", 2), 200) == Observed::changed);  // its first progress (app-version veto)
+  CHECK(p.observe(frame("a", 3), 300) == Observed::unchanged);  // later progress is not a change
   CHECK(p.size() == 1);
 }
 
@@ -167,8 +169,8 @@ TEST_CASE("presence: only a rising tick sequence is progress") {
   p.observe(frame("a", 11), 800);
   CHECK(p.find("a")->last_seen_ms == 800);
   CHECK(p.find("a")->last_progress_ms == 800);
-  p.observe(frame("a", 9), 1200);  // going back is not progress either
-  CHECK(p.find("a")->last_seen_ms == 1200);
+  CHECK(p.observe(frame("a", 9), 1200) == Observed::old_frame);  // going back changes nothing
+  CHECK(p.find("a")->last_seen_ms == 800);
   CHECK(p.find("a")->last_progress_ms == 800);
 }
 

@@ -20,6 +20,7 @@ afterEach(() => {
 /** A new page of the origin (a reload): a fresh Baton in a fresh tab. */
 function page(browser, id, options = {}) {
   const tab = openTab(browser, id, options.indexedDB === null ? { indexedDB: null } : {});
+  if (options.localStorage === null) tab.env.localStorage = null;
   const baton = createBaton({ namespace: NS, id, env: tab.env, ...FAST, authority: options.authority ?? 'auto' });
   open.push(baton);
   return { tab, baton, handle: baton.lead('ws') };
@@ -163,6 +164,25 @@ describe('what durable means per backend', () => {
       baton.dispose();
     }
     assert.deepEqual(epochs, [1, 2], 'the localStorage mirror still keeps epochs rising');
+  });
+
+  test('no storage at all: each next term starts above the last leader\'s, stays degraded and fenced() refuses', async () => {
+    const browser = createBrowser();
+    const pages = ['n0', 'n1', 'n2'].map((id) => page(browser, id, { indexedDB: null, localStorage: null }));
+    const epochs = [];
+    let rest = pages;
+    while (rest.length > 0) {
+      const leader = await waitFor(() => rest.find((p) => p.handle.state() === 'leader'), { what: 'the next leader' });
+      epochs.push(leader.handle.token().epoch);
+      assert.equal(leader.baton.metrics().degraded, true);
+      assert.equal(leader.baton.metrics().degradedReason, 'indexeddb-unavailable');
+      assert.equal(await tryFenced(leader.handle), 'EPOCH_NOT_DURABLE');
+      rest = rest.filter((p) => p !== leader);
+      // Every other tab heard this term before its leader leaves.
+      await waitFor(() => rest.every((p) => p.handle.leader()?.epoch === epochs.at(-1)), { what: 'the term is known' });
+      leader.baton.dispose();
+    }
+    assert.deepEqual(epochs, [1, 2, 3], 'no storage, yet every term is newer than the one before');
   });
 
   test('IndexedDB: durable across reloads, and the counter is the stored one', async () => {

@@ -513,15 +513,22 @@ void World::hostile_frame() {
       f.claims = {{res, top + 1}};
       break;
     case 2: f.claims = {{res, top > 1 ? top - 1 : 1}}; break;
-    case 3:  // a real tab's id with the highest generation
+    case 3:  // a real tab's id with the highest generation, or its own with an old or leaping tick
       if (!victim) return;
       f.kind = wire::Kind::presence;
       f.sender = victim->id;
-      f.generation = UINT32_MAX;
+      f.lifecycle = Lifecycle::frozen;
+      f.app_version = "999";
+      switch (hostile_rng_.next() % 3) {
+        case 0: f.generation = UINT32_MAX; break;
+        case 1: f.tick_seq = 0; break;
+        case 2: f.tick_seq = uint64_t{1} << 40; break;
+      }
       break;
-    case 4:
+    case 4:  // a made-up newer version, its liveness forged or not
       f.kind = wire::Kind::presence;
       f.app_version = "999";
+      if (hostile_rng_.unit() < 0.5) f.tick_seq = 0;
       break;
     case 5:  // a visible tab asks the leader to step down
       if (leader.empty()) return;

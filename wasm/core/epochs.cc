@@ -33,8 +33,8 @@ void Node::check_storage_timeouts(Resource& r, double now, Effects& out) {
       r.wake_ms = std::min(r.wake_ms, due);
     } else {
       // A hung store must not leave the lock holder a candidate for ever: lead on a
-      // made-up epoch above every own term, and say that it may repeat. A late answer
-      // is ignored.
+      // made-up epoch (above every term heard of, see finish_candidacy), and say that it
+      // may repeat. A late answer is ignored.
       r.allocating = false;
       ++metrics_.storage_failures;
       degraded_ = Degraded::storage_timeout;
@@ -91,16 +91,23 @@ void Node::on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double 
 
 void Node::finish_candidacy(Resource& r, uint64_t epoch, Degraded degraded, double now, Effects& out) {
   r.reallocated = false;
+  // The epoch this tab stands behind becomes its confirmed floor. An epoch no store vouched
+  // for (no answer, or one from a copy) would otherwise repeat the last leader's whenever
+  // this tab never led: such a term starts above every term this tab heard of, claims
+  // included, so that receivers still see a newer term. Claims are hints, so the floor
+  // (what the store is asked to exceed) does not follow them.
+  r.floor_epoch = std::max(r.floor_epoch, epoch);
+  bool made_up = degraded == Degraded::not_durable || degraded == Degraded::storage_timeout;
+  uint64_t term = made_up ? std::max(epoch, r.max_epoch + 1) : epoch;
+  r.max_epoch = std::max(r.max_epoch, term);
   if (!authority_->exclusive() && !r.leader.empty() && r.leader != config_.id &&
       !leader_silent(r, now, config_.suspect_ms)) {
     // A live leader showed up while the epoch was being allocated.
     set_role(r, Role::follower, Reason::conflict, now);
-    r.floor_epoch = std::max(r.floor_epoch, epoch);
-    r.max_epoch = std::max(r.max_epoch, epoch);
     fail_acquisition(r, now);
     return;
   }
-  become_leader(r, epoch, r.reason == Reason::steal ? Reason::steal : Reason::epoch_ready, degraded, now, out);
+  become_leader(r, term, r.reason == Reason::steal ? Reason::steal : Reason::epoch_ready, degraded, now, out);
 }
 
 }  // namespace baton

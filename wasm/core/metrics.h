@@ -13,7 +13,8 @@ struct Metrics {
   uint64_t dropped_malformed = 0;      // truncated, bad enum, bad length, trailing bytes
   uint64_t dropped_oversized = 0;
   uint64_t dropped_foreign_version = 0;
-  uint64_t dropped_stale_generation = 0;
+  uint64_t dropped_stale_generation = 0;  // another generation of a tab that still runs
+  uint64_t dropped_old_frame = 0;      // a tick below its sender's newest, or far above it
   uint64_t dropped_forged_epoch = 0;   // claims implausibly far above anything known
   uint64_t dropped_table_full = 0;     // a new sender while the presence table is full
   uint64_t duplicate_id = 0;           // frames from another tab using this tab's id

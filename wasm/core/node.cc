@@ -217,6 +217,10 @@ void Node::on_message(const Event& e, Effects& out) {
     ++metrics_.dropped_stale_generation;
     return;
   }
+  if (seen == Presence::Observed::old_frame) {
+    ++metrics_.dropped_old_frame;
+    return;
+  }
   if (seen == Presence::Observed::table_full) {
     ++metrics_.dropped_table_full;
     return;
@@ -316,8 +320,12 @@ void Node::evaluate(Resource& r, double now, Effects& out) {
 // Steps down (or withdraws) when this tab may not lead; true when it may.
 bool Node::ensure_eligible(Resource& r, double now, Effects& out) {
   if (self_eligible(r, now)) return true;
-  if (r.role == Role::leader || r.role == Role::candidate) step_down(r, why_not_eligible(r, now), now, out);
+  Reason why = why_not_eligible(r, now);
+  if (r.role == Role::leader || r.role == Role::candidate) step_down(r, why, now, out);
   release_lock(r, out);
+  // A newer app version's veto ends with time alone (newest_app_version), with no frame or
+  // event to say so: look again a heartbeat later.
+  if (why == Reason::app_version) r.wake_ms = std::min(r.wake_ms, now + config_.heartbeat_ms);
   return false;
 }
 
@@ -350,8 +358,7 @@ void Node::ask_hidden_leader(Resource& r, double now, Effects& out) {
 void Node::become_leader(Resource& r, uint64_t epoch, Reason why, Degraded degraded, double now, Effects& out) {
   r.epoch = epoch;
   r.degraded = degraded;
-  r.max_epoch = std::max(r.max_epoch, epoch);
-  r.floor_epoch = std::max(r.floor_epoch, epoch);
+  r.max_epoch = std::max(r.max_epoch, epoch);  // the caller raised the confirmed floor
   fence_.observe(r.name, epoch);
   set_role(r, Role::leader, why, now);
   set_leader(r, config_.id, epoch, now, out);

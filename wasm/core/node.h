@@ -256,6 +256,9 @@ class Node {
   void on_claim(const wire::Frame& f, const wire::Claim& c, double now, Effects& out);
   void leader_hears_claim(Resource& r, const wire::Frame& f, const wire::Claim& c, double now, Effects& out);
   void follower_hears_claim(Resource& r, const wire::Frame& f, const wire::Claim& c, double now, Effects& out);
+  // Broadcast-only: a claim of another tab than the known leader wins over it (a newer
+  // term, or the same term from a better-ranked tab).
+  bool claim_wins(const Resource& r, const wire::Frame& f, const wire::Claim& c, double now) const;
   void on_goodbye(const wire::Frame& f, double now, Effects& out);
   void on_abdicate_request(const wire::Frame& f, double now, Effects& out);
   bool visible_asker_may_take_over(const Resource& r, std::string_view asker_id, double now) const;

@@ -66,11 +66,22 @@ void Node::leader_hears_claim(Resource& r, const wire::Frame& f, const wire::Cla
 }
 
 // A follower keeps a leader that makes progress: another claimant is adopted only when
-// none is known, the known one went silent, or (broadcast-only) it claims a newer term.
+// none is known, the known one went silent, or (broadcast-only) it wins by the rule the
+// leaders settle a conflict with (a newer term, or the same term and a better rank). With
+// any same-term claimant adopted instead, followers of simultaneous leaders would follow
+// whichever was heard last, lose it when it yields, and start a newer term over the winner.
 void Node::follower_hears_claim(Resource& r, const wire::Frame& f, const wire::Claim& c, double now, Effects& out) {
   bool adopt = r.leader.empty() || leader_silent(r, now, config_.suspect_ms) ||
-               (f.sender == r.leader ? c.epoch >= r.leader_epoch : claims_decide() && c.epoch >= r.leader_epoch);
+               (f.sender == r.leader ? c.epoch >= r.leader_epoch : claims_decide() && claim_wins(r, f, c, now));
   if (adopt) set_leader(r, f.sender, c.epoch, now, out);
+}
+
+bool Node::claim_wins(const Resource& r, const wire::Frame& f, const wire::Claim& c, double now) const {
+  if (c.epoch != r.leader_epoch) return c.epoch > r.leader_epoch;
+  const Candidate* rival = presence_.find(f.sender);
+  const Candidate* known = presence_.find(r.leader);
+  if (!rival) return false;
+  return !known || ranks_before(view_of(*rival, now), view_of(*known, now), r.name, now);
 }
 
 void Node::on_goodbye(const wire::Frame& f, double now, Effects& out) {

@@ -6,19 +6,25 @@ namespace baton {
 
 Presence::Observed Presence::observe(const wire::Frame& f, double now_ms) {
   Candidate* known = candidates_.find(f.sender);
-  if (known && f.generation < known->generation && now_ms - known->generation_since_ms < stale_window_ms_) {
-    return Observed::stale_generation;
+  // A frame continues its sender's entry when it has the same generation and a tick the
+  // sender's timer can have reached. Any other frame (another generation: a page restored
+  // from bfcache; a lower tick: the tab restarted; or a forgery) replaces the entry like a
+  // new tab, but only once the entry's own sender stopped running.
+  bool continues = known && f.generation == known->generation && plausible_tick(*known, f.tick_seq, now_ms);
+  if (known && !continues && holds(*known, now_ms)) {
+    return f.generation != known->generation ? Observed::stale_generation : Observed::old_frame;
   }
   if (!known && candidates_.full()) return Observed::table_full;
-  // A lower generation still speaking after the stale window is a live tab: the higher
-  // one was forged (or is gone), and the lower one replaces it like a new tab.
-  bool is_new = !known || f.generation != known->generation;
+  bool is_new = !continues;
   Candidate& c = known ? *known : *candidates_.insert(f.sender);
   if (!known) c.first_seen_ms = now_ms;
-  if (is_new) c.generation_since_ms = now_ms;
-  bool changed = is_new || c.lifecycle != f.lifecycle || c.app_version != f.app_version ||
-                 c.capabilities != f.capabilities;
+  if (is_new) c.progressed = false;
   bool progress = !is_new ? f.tick_seq > c.tick_seq : true;
+  // Its first progress counts as a change: a newer app version vetoes only from then on.
+  bool first_progress = progress && !is_new && !c.progressed;
+  if (first_progress) c.progressed = true;
+  bool changed = is_new || first_progress || c.lifecycle != f.lifecycle || c.app_version != f.app_version ||
+                 c.capabilities != f.capabilities;
   if (is_new) {
     if (const Forgotten* old = forgotten_.find(f.sender)) {
       if (old->generation == f.generation && f.tick_seq <= old->tick_seq) {
@@ -44,6 +50,22 @@ Presence::Observed Presence::observe(const wire::Frame& f, double now_ms) {
   c.last_seen_ms = now_ms;
   if (is_new) return Observed::joined;
   return changed ? Observed::changed : Observed::unchanged;
+}
+
+// One sender's frames arrive in order, so a lower tick is not from the sender as it is
+// now: a replayed old state must not say it is frozen, hidden or newer. A tick far above
+// what the sender's timer can have reached since its last progress is forged: taken as
+// progress, it would make every later real frame look old.
+bool Presence::plausible_tick(const Candidate& c, uint64_t tick_seq, double now_ms) {
+  if (tick_seq < c.tick_seq) return false;
+  double reachable = kTickSlack + std::max(0.0, now_ms - c.last_progress_ms) * kMaxTicksPerMs;
+  return static_cast<double>(tick_seq - c.tick_seq) <= reachable;
+}
+
+bool Presence::holds(const Candidate& c, double now_ms) const {
+  if (c.lifecycle == Lifecycle::frozen || c.lifecycle == Lifecycle::closing) return false;
+  double window = c.progressed ? std::max(stale_window_ms_, 1.5 * c.refresh_ms) : stale_window_ms_;
+  return now_ms - c.last_progress_ms < window;
 }
 
 Liveness Presence::liveness(const Candidate& c, double now_ms) {
@@ -77,7 +99,6 @@ void Presence::shift(double delta_ms) {
     c.last_seen_ms += delta_ms;
     c.last_progress_ms += delta_ms;
     c.first_seen_ms += delta_ms;
-    c.generation_since_ms += delta_ms;
     if (c.last_request_ms >= 0) c.last_request_ms += delta_ms;
   }
   for (auto& [id, f] : forgotten_) {

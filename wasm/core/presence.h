@@ -2,13 +2,16 @@
 // progress (a rising tick sequence, which only the sender's timers advance), never by
 // replies: a frozen tab still answers messages but its timers are stopped.
 //
-// Bounds on what one sender can do here: a forged higher generation hides a real tab
-// for at most the stale window (one suspect timeout), a made-up newer app version vetoes
-// eligibility for at most one suspect timeout unless its tab leads (Node), and the table
-// holds at most kMaxCandidates senders. The limit: frames carry no secret, so a sender
-// that keeps forging a real tab's id with a rising tick sequence makes that id look alive
-// for as long as it keeps sending. Under Web Locks and the lease this can delay taking
-// over from a frozen leader, never depose a healthy one.
+// Bounds on what one sender can do here: frames of another generation under a real tab's
+// id are dropped while that tab shows it runs (see holds()), so they hide it for at most
+// one suspect timeout even when they keep coming; a frame older than the newest one of its
+// sender (a replay, or a forgery with a lower tick) changes nothing; a made-up newer app
+// version vetoes eligibility for at most one suspect timeout unless its tab leads (Node);
+// the table holds at most kMaxCandidates senders. The limit: frames carry no secret, so a
+// sender that keeps forging a real tab's id and generation with a rising tick sequence
+// makes that id look alive, as it wishes, for as long as it keeps sending. Under Web
+// Locks and the lease this can delay taking over from a frozen leader, never depose a
+// healthy one.
 #pragma once
 #include <cstdint>
 #include <string_view>
@@ -31,7 +34,7 @@ struct Candidate {
   double last_seen_ms = 0;     // local time of its last frame
   double last_progress_ms = 0; // local time its tick sequence last rose
   double first_seen_ms = 0;    // local time this tab was first heard of
-  double generation_since_ms = 0;  // local time its current generation was first seen
+  bool progressed = false;     // its tick sequence rose under the current generation
   double last_request_ms = -1; // local time an abdicate request of it was last honoured
 };
 
@@ -39,14 +42,18 @@ class Presence {
  public:
   // `max_refresh_ms` caps the refresh interval a sender announces, so that one frame
   // cannot keep a silent tab "alive" for days.
-  // `stale_window_ms` bounds how long a higher generation hides frames of a lower one
-  // (the suspect timeout): late frames of a tab restored from bfcache arrive within
-  // milliseconds, while one forged frame with generation 2^32-1 and a real tab's id must
-  // not blind the table to that tab for longer.
+  // `stale_window_ms` (the suspect timeout) bounds how long a generation that never
+  // showed progress of its own keeps an id against frames of another generation: late
+  // frames of a tab restored from bfcache arrive within milliseconds, while a forged frame
+  // with generation 2^32-1 and a real tab's id must not blind the table to that tab for
+  // longer.
   explicit Presence(double max_refresh_ms = 60000, double stale_window_ms = 3000)
       : max_refresh_ms_(max_refresh_ms), stale_window_ms_(stale_window_ms) {}
 
-  enum class Observed : uint8_t { unchanged, joined, changed, stale_generation, table_full };
+  // stale_generation: another generation of an id whose current one still runs, dropped.
+  // old_frame: a tick below the newest seen from its sender (a replay) or far above what
+  // its timer can have reached (forged): it changes nothing but when it was last seen.
+  enum class Observed : uint8_t { unchanged, joined, changed, stale_generation, old_frame, table_full };
   // A flood of frames with made-up sender ids must not grow the table without bound.
   static constexpr size_t kMaxCandidates = 256;
 
@@ -77,6 +84,18 @@ class Presence {
   static Liveness liveness(const Candidate& c, double now_ms);
 
  private:
+  // True while `c`'s generation keeps its id against frames of any other generation: it
+  // is not frozen or closing, and it made progress within the stale window, or (once it
+  // showed progress of its own) within its liveness window. A page restored from bfcache
+  // said `closing` or went silent first, so its new generation takes the id at once.
+  bool holds(const Candidate& c, double now_ms) const;
+  // False for a tick below the newest seen from `c`, or above what its timer can reach.
+  static bool plausible_tick(const Candidate& c, uint64_t tick_seq, double now_ms);
+  // A tab's tick rises once per timer run; timers run at most about once a millisecond,
+  // and a burst of triggers may run many within one.
+  static constexpr double kMaxTicksPerMs = 1;
+  static constexpr double kTickSlack = 1000;
+
   // What is remembered of a pruned candidate: if it speaks again without progress (a
   // frozen tab answering a message), it must not come back as freshly alive.
   struct Forgotten {

@@ -16,12 +16,13 @@ CandidateView Node::view_of(const Candidate& c, double now) const {
 }
 
 // A tab with newer code makes older ones yield while it leads, or for one suspect
-// timeout after it first appeared (time to take over). One frame with a made-up version
-// therefore vetoes eligibility for at most that long.
+// timeout after it first appeared (time to take over), once its own timer showed progress
+// (a real tab's next refresh). A made-up version therefore vetoes nothing with one frame,
+// and eligibility for at most one suspect timeout per sender with a stream of them.
 Version Node::newest_app_version(const Resource& r, double now) const {
   Version newest = config_.app_version;
   for (const auto& [id, c] : presence_.all()) {
-    if (id != r.leader && now - c.first_seen_ms >= config_.suspect_ms) continue;
+    if (id != r.leader && (!c.progressed || now - c.first_seen_ms >= config_.suspect_ms)) continue;
     CandidateView v = view_of(c, now);
     Policy p = r.policy;
     p.newest_app_only = false;

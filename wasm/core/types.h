@@ -50,6 +50,8 @@ enum class Reason : uint8_t {
 // run fenced effects locally: the glue makes fenced() refuse while it is set.
 enum class Degraded : uint8_t {
   none = 0,
+  // not_durable and storage_timeout: no store vouched for the epoch, so the term starts
+  // above every term this tab heard of; it may still repeat one the tab never heard of.
   not_durable,      // the store answered from a copy that cannot guarantee monotonicity
   storage_timeout,  // the store did not answer in time; the epoch was made up locally
   store_regressed,  // the store answered at or below an epoch this tab already used

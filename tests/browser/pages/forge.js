@@ -131,13 +131,3 @@ export function hostileFrames({ resource, leader, epoch, ids, replays = [] }) {
 
 /** The kind of a label from hostileFrames (the presence frames of each real id are one kind). */
 export const kindOf = (label) => label.replace(/presence of \S+/, 'presence of <tab>');
-
-/**
- * Kinds a healthy leader does not withstand yet (issue 9), kept out of the strict tests and
- * run as todo with the reason. The core bounds each to one suspect timeout
- * (tests/core/test_guarantees.cc "presence: ..."), but within it the leader is still lost.
- */
-export const PENDING_KINDS = {
-  'appVersion 999': "a made-up tab announcing a newer appVersion vetoes the leader's eligibility for one suspect timeout: it steps down ('app-version') once",
-  'presence of <tab> at generation 2^32-1': "presence with the real ids at generation 2^32-1 hides the real tabs for a suspect timeout: a follower steals the leader's lock ('lock-lost')",
-};

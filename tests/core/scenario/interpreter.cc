@@ -199,11 +199,37 @@ void Interpreter::join(Command& c) {
 
 // hostile TO junk|oversized|foreign-version|claim|abdicate|flood [from=S] [claim=RES@EPOCH]
 //         [res=RES] [count=N]: frames no honest tab sends, delivered to TO now.
+// hostile all presence [from=S] [gen=N] [version=V] [tick=N] [rising] [frozen] [for=DURATION]:
+//         a presence frame to every tab, sent again every 125 ms for DURATION (a steady
+//         stream), its tick one higher each time with `rising` (forged liveness).
 void Interpreter::hostile(Command& c) {
+  bool rising = c.flag("rising");
+  bool frozen = c.flag("frozen");
   if (c.args.size() != 2) fail("hostile TO KIND [options]");
-  int to = tab(c.args[0]);
   const std::string& kind = c.args[1];
   std::string sender = c.get("from", "mallory");
+  if (kind == "presence") {
+    if (c.args[0] != "all") fail("hostile all presence [options]");
+    wire::Frame f = frame_from(sender, wire::Kind::presence);
+    f.generation = static_cast<uint32_t>(std::strtoul(c.get("gen", "1").c_str(), nullptr, 10));
+    f.app_version = c.get("version", "1.0");
+    f.tick_seq = std::strtoull(c.get("tick", "0").c_str(), nullptr, 10);
+    if (frozen) f.lifecycle = Lifecycle::frozen;
+    constexpr double kStreamEveryMs = 125;
+    double stream_ms = 0;
+    if (!c.get("for").empty() && !parse_ms(c.get("for"), stream_ms)) fail("not a duration: " + c.get("for"));
+    double end = world().now_ms() + stream_ms;
+    for (;; f.tick_seq += rising ? 1 : 0) {
+      std::vector<uint8_t> bytes = wire::encode(f);
+      for (size_t i = 0; i < world().tab_count(); ++i) world().inject(static_cast<int>(i), bytes);
+      world().run_until(world().now_ms());
+      if (world().now_ms() + kStreamEveryMs > end) break;
+      world().run_until(world().now_ms() + kStreamEveryMs);
+    }
+    return;
+  }
+  if (rising || frozen) fail("rising and frozen are for hostile all presence");
+  int to = tab(c.args[0]);
   if (kind == "junk") {
     world().inject(to, {1, 2, 3});
   } else if (kind == "oversized") {
@@ -228,7 +254,7 @@ void Interpreter::hostile(Command& c) {
     int count = std::atoi(c.get("count", "1000").c_str());
     for (int i = 0; i < count; ++i) world().inject(to, wire::encode(frame_from(sender + "-" + std::to_string(i), wire::Kind::presence)));
   } else {
-    fail("hostile kinds: junk, oversized, foreign-version, claim, abdicate, flood");
+    fail("hostile kinds: junk, oversized, foreign-version, claim, abdicate, flood, presence");
   }
   world().run_until(world().now_ms());
 }
@@ -270,6 +296,7 @@ void Interpreter::print_metrics(const Command& c) {
       {"dropped-oversized", m.dropped_oversized},
       {"dropped-foreign-version", m.dropped_foreign_version},
       {"dropped-stale-generation", m.dropped_stale_generation},
+      {"dropped-old-frame", m.dropped_old_frame},
       {"dropped-forged-epoch", m.dropped_forged_epoch},
       {"dropped-table-full", m.dropped_table_full},
       {"duplicate-id", m.duplicate_id},
