@@ -179,12 +179,16 @@ export async function frozen(bench, subject, { trials, tabs, waitMs, settleMs, l
         r.toGrant = pool.toNode(got.ev.grantedAt) - t0;
         r.grantToLeader = got.ev.at - got.ev.grantedAt;
       }
+      // A Baton leader not replaced: what every other tab did meanwhile, for the diagnosis.
+      if (!got && subject.baton) r.tabs = await batonTabs(pool, leader);
       await thawTab(leader.tab);
       leader.frozen = false;
       const atThaw = await count(pool);
       await sleep(settleMs);
       const settled = await count(pool);
       const old = settled.snaps.find((x) => x.rec === leader)?.snap;
+      // The freeze command can take a while on a loaded machine: when the page froze.
+      if (old?.freezeAt) r.frozeAfter = pool.toNode(old.freezeAt) - t0;
       Object.assign(r, {
         believersAtThaw: atThaw.believers,
         effectiveAtThaw: atThaw.effective,
@@ -194,7 +198,7 @@ export async function frozen(bench, subject, { trials, tabs, waitMs, settleMs, l
         freezeSeen: (old?.freezes ?? 0) > 0,
       });
       results.push(r);
-      log?.(`${name} frozen #${i + 1}: ${r.replacedAfter === null ? `not replaced in ${waitMs} ms` : `replaced after ${r.replacedAfter.toFixed(0)} ms`}, believers at thaw ${r.believersAtThaw}, after ${settleMs} ms ${r.believers} (effective ${r.effective})${r.freezeSeen ? '' : ' [no freeze event seen!]'}`);
+      log?.(`${name} frozen #${i + 1}: ${r.replacedAfter === null ? `not replaced in ${waitMs} ms` : `replaced after ${r.replacedAfter.toFixed(0)} ms`}${r.frozeAfter != null ? ` (froze ${r.frozeAfter.toFixed(0)} ms after the command)` : ''}, believers at thaw ${r.believersAtThaw}, after ${settleMs} ms ${r.believers} (effective ${r.effective})${r.freezeSeen ? '' : ' [no freeze event seen!]'}`);
       await pool.close(leader);
     }
   } catch (error) {
@@ -205,6 +209,18 @@ export async function frozen(bench, subject, { trials, tabs, waitMs, settleMs, l
   }
   if (group.unsettled) results.push({ unsettled: group.unsettled, split: group.split || 0 });
   return results;
+}
+
+/** The recent transitions, lock and epoch counters and role of each Baton tab but `except`. */
+async function batonTabs(pool, except) {
+  const one = (rec) => rec.tab.page.evaluate(() => {
+    const baton = window.__baton_;
+    const m = baton.metrics();
+    const { steals, lockRequests, abdicateRequestsSent, storageFailures } = m;
+    const presence = baton.presence().map(({ id, liveness, lastProgress }) => ({ id, liveness, lastProgress }));
+    return { at: Date.now(), id: baton.id, state: window.__batonHandle.state(), leader: window.__batonHandle.leader(), log: baton.log().slice(-12), presence, core: { steals, lockRequests, abdicateRequestsSent, storageFailures }, glue: m.glue };
+  }).catch((error) => ({ error: String(error.message || error) }));
+  return Promise.all(pool.live.filter((rec) => rec !== except).map((rec) => one(rec).then((x) => ({ tab: rec.id, ...x }))));
 }
 
 /** Start-up: a fresh tab alone (fresh names): navigation start -> first leadership callback. */

@@ -424,7 +424,7 @@ void World::allocate_epoch(Tab& t, const Effect& fx) {
   issued = std::max(issued, e.epoch);
   auto [answer, fresh] = t.answers[res].emplace(e.epoch, trusted);
   if (!fresh) answer->second = answer->second || trusted;
-  schedule_callback(t, e, 0.05);
+  schedule_callback(t, e, epoch_delay_ms_);
 }
 
 double World::store_fault() {

@@ -174,6 +174,7 @@ void Node::handle_clock(double now) {
       shift(r.leader_since_ms);
       shift(r.leaderless_since_ms);
       if (r.abdicate_asked_ms >= 0) shift(r.abdicate_asked_ms);
+      if (r.steal_announced_ms >= 0) shift(r.steal_announced_ms);
       shift(r.lease_started_ms);
       shift(r.allocating_since_ms);
       if (r.allocating) r.clock_went_back = true;
@@ -422,6 +423,7 @@ void Node::set_leader(Resource& r, std::string_view id, uint64_t epoch, double n
   r.leader_epoch = epoch;
   r.leader_since_ms = now;
   r.abdicate_asked_ms = -1;
+  r.steal_announced_ms = -1;
   out.push_back(make(EffectKind::leader_changed, r.name));
   trigger(r, now);
 }
@@ -430,6 +432,7 @@ void Node::clear_leader(Resource& r, double now, Effects& out) {
   if (r.leader.empty()) return;
   r.leader.clear();
   r.leaderless_since_ms = now;
+  r.steal_announced_ms = -1;
   out.push_back(make(EffectKind::leader_changed, r.name));
 }
 

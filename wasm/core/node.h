@@ -219,6 +219,8 @@ class Node {
     LockState lock = LockState::none;
     double queued_ms = 0;
     double abdicate_asked_ms = -1;   // when we asked a silent leader to abdicate
+    // When another tab asked the silent leader to abdicate (it steals next); once per leader.
+    double steal_announced_ms = -1;
     bool stealing = false;           // a steal request is in flight
     bool allocating = false;         // an allocate_epoch effect awaits its answer
     double allocating_since_ms = 0;
@@ -261,6 +263,7 @@ class Node {
   bool claim_wins(const Resource& r, const wire::Frame& f, const wire::Claim& c, double now) const;
   void on_goodbye(const wire::Frame& f, double now, Effects& out);
   void on_abdicate_request(const wire::Frame& f, double now, Effects& out);
+  void note_steal_announced(const wire::Frame& f, double now);
   bool visible_asker_may_take_over(const Resource& r, std::string_view asker_id, double now) const;
   // True where no authority exists and the newest claim decides (broadcast-only).
   bool claims_decide() const;

@@ -106,7 +106,10 @@ void Node::on_goodbye(const wire::Frame& f, double now, Effects& out) {
 // visible, alive, eligible tab, at most once per suspect timeout per asker. Otherwise the
 // answer shows that this tab still leads.
 void Node::on_abdicate_request(const wire::Frame& f, double now, Effects& out) {
-  if (f.target != config_.id) return;
+  if (f.target != config_.id) {
+    note_steal_announced(f, now);
+    return;
+  }
   Resource* found = resources_.find(f.subject);
   if (!found || found->role != Role::leader) {
     answer(now, out);  // tells the asker we do not lead it
@@ -125,6 +128,22 @@ void Node::on_abdicate_request(const wire::Frame& f, double now, Effects& out) {
     return;
   }
   answer(now, out);
+}
+
+// Under Web Locks a follower asks a silent leader to abdicate just before it steals the
+// lock, and every tab hears the request. Stealing in turn from that tab while its epoch is
+// being allocated would end its candidacy: on a slow store each steal ended the previous
+// one, and no tab became leader. The others hold back for the time the stealer needs
+// (WebLocks::campaign). Noted once per leader, and only while that leader is silent here
+// too, so that a forged request delays a takeover once, by a bounded time.
+void Node::note_steal_announced(const wire::Frame& f, double now) {
+  Resource* found = resources_.find(f.subject);
+  if (!found || authority_->kind() != Authority::web_locks) return;
+  Resource& r = *found;
+  if (r.role != Role::follower || r.steal_announced_ms >= 0 || r.leader.empty() || f.target != r.leader) return;
+  if (!leader_silent(r, now, config_.suspect_ms / 2)) return;
+  r.steal_announced_ms = now;
+  trigger(r, now);
 }
 
 bool Node::visible_asker_may_take_over(const Resource& r, std::string_view asker_id, double now) const {
