@@ -31,6 +31,8 @@ struct Candidate {
   uint64_t start_ms = 0;
   std::vector<std::string> capabilities;
   uint64_t tick_seq = 0;
+  uint64_t below_tick = 0;     // the highest tick seen below tick_seq (see observe)
+  bool below_seen = false;
   uint32_t refresh_ms = 1000;  // how often it promised to show progress
   double last_seen_ms = 0;     // local time of its last frame
   double last_progress_ms = 0; // local time its tick sequence last rose
