@@ -18,7 +18,7 @@ constexpr double kRecoveryMs = 5000;
 
 // The timings every simulated tab runs with.
 const Config& timings() {
-  static const Config defaults;
+  static const Config defaults{};
   return defaults;
 }
 
@@ -206,19 +206,22 @@ void World::process(Scheduled& s) {
         deferred_[t->index].push_back(s);
         break;
       }
-      if (s.request != 0 && t->lock_request[s.event.resource] != s.request) {
+    {
+      std::string res = s.event.resource.str();
+      if (s.request != 0 && t->lock_request[res] != s.request) {
         // A callback of a request the glue already replaced: a stale grant is given
         // back by the glue itself and never reaches the core.
-        LockQueue& q = locks_[s.event.resource];
+        LockQueue& q = locks_[res];
         if (q.holder.tab == t->index && q.holder.id == s.request) {
           q.holder = LockRequest{};
-          grant_next(s.event.resource);
+          grant_next(res);
         }
         break;
       }
       if (s.kind == Kind::callback) deliver(*t, s.event);
-      else run_lease_txn(*t, s.event.resource);
+      else run_lease_txn(*t, res);
       break;
+    }
     case Kind::release_crashed: lock_drop_all(s.tab); break;
     case Kind::fault:
       if (!faults_on_) break;
@@ -272,7 +275,7 @@ int World::open_tab(const TabSpec& spec) {
   c.start_ms = node_now();
   // From the seed and the tab alone, so that a replayed scenario seeds the same node.
   c.seed = Random(opt_.seed * 0x2545F4914F6CDD1Dull + static_cast<uint64_t>(t->index)).next();
-  c.capabilities = spec.capabilities;
+  for (const std::string& cap : spec.capabilities) c.capabilities.push_back(cap);
   c.app_version = spec.app_version;
   c.mutations = opt_.mutations;
   t->node = std::make_unique<Node>(c);
@@ -349,8 +352,8 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
     }
     switch (fx.kind) {
       case EffectKind::broadcast: broadcast(t, fx.bytes); break;
-      case EffectKind::lock_request: lock_request(t, fx.resource, fx.lock_mode); break;
-      case EffectKind::lock_release: lock_release(t, fx.resource); break;
+      case EffectKind::lock_request: lock_request(t, fx.resource.str(), fx.lock_mode); break;
+      case EffectKind::lock_release: lock_release(t, fx.resource.str()); break;
       case EffectKind::allocate_epoch: allocate_epoch(t, fx); break;
       case EffectKind::lease_try: {
         if (storage_ == StorageMode::hung) {
@@ -405,7 +408,7 @@ void World::guarded_effects(Tab& t) {
 // answers below the floor it was given (an epoch source going backwards). An honest glue
 // reports lost writes and stale reads as not durable; it cannot know about the others.
 void World::allocate_epoch(Tab& t, const Effect& fx) {
-  const std::string& res = fx.resource;
+  const std::string res = fx.resource.str();
   uint64_t& stored = epoch_store_[res];
   uint64_t& issued = epoch_issued_[res];
   if (fx.epoch > issued && t.node->authority() != Authority::broadcast) {
@@ -442,7 +445,7 @@ void World::allocate_epoch(Tab& t, const Effect& fx) {
   issued = std::max(issued, e.epoch);
   auto [answer, fresh] = t.answers[res].emplace(e.epoch, trusted);
   if (!fresh) answer->second = answer->second || trusted;
-  schedule_callback(t, e, 0.05);
+  schedule_callback(t, e, epoch_delay_ms_);
 }
 
 double World::store_fault() {
@@ -453,7 +456,7 @@ double World::store_fault() {
 // Terms that are not degraded run fenced effects, so their epochs must be unique and
 // rise in the order the terms begin, whatever the receiver's fence does.
 void World::on_elected(Tab& t, const Effect& fx) {
-  const std::string& res = fx.resource;
+  const std::string res = fx.resource.str();
   ++terms_won_[res];
   uint64_t& issued = epoch_issued_[res];
   issued = std::max(issued, fx.epoch);  // a made-up epoch of a degraded term becomes a floor too
@@ -509,8 +512,8 @@ bool World::caused_by_world(const Tab& t, const Effect& fx) const {
     case Reason::prefer_visible: return recently_hidden(t);
     case Reason::offline: return !t.online;
     case Reason::app_version: return heard_newer_version(t);
-    case Reason::lock_lost: return taken_for_cause(t, fx.resource);
-    case Reason::lease_lost: return taken_for_cause(t, fx.resource) || store_failed(t);
+    case Reason::lock_lost: return taken_for_cause(t, fx.resource.str());
+    case Reason::lease_lost: return taken_for_cause(t, fx.resource.str()) || store_failed(t);
     case Reason::lease_expired:
     case Reason::storage_failed: return store_failed(t);
     // Broadcast-only has no authority: a claim of a newer term ends this one (README).
@@ -560,7 +563,7 @@ void World::note_sender(Tab& t, const Scheduled& delivery) {
   if (delivery.from >= 0 && compare_versions(tabs_[delivery.from]->app_version, t.app_version) <= 0) return;
   wire::Frame f;
   if (wire::decode(delivery.bytes.data(), delivery.bytes.size(), f) != wire::DecodeError::ok) return;
-  Sighting& seen = t.sightings[f.sender];
+  Sighting& seen = t.sightings[f.sender.str()];
   if (clock_ms_ - seen.progress_ms >= timings().suspect_ms) {
     seen.first_ms = clock_ms_;
     seen.newer_version = false;
@@ -821,7 +824,7 @@ void World::run_lease_txn(Tab& t, const std::string& res) {
               " above every epoch ever issued (a frame moved the floor)");
   }
   if (write.present && stored.present && stored.owner != write.owner) {
-    int owner = find_tab(stored.owner);
+    int owner = find_tab(stored.owner.str());
     if (owner >= 0) tabs_[owner]->taken[res] = {t.index, false};
   }
   if (write.present) {

@@ -5,31 +5,30 @@
 namespace baton {
 
 Presence::Observed Presence::observe(const wire::Frame& f, double now_ms) {
-  auto it = candidates_.find(f.sender);
-  bool known = it != candidates_.end();
+  Candidate* known = candidates_.find(f.sender);
   // A frame continues its sender's entry when it has the same generation and a tick the
   // sender's timer can have reached. Any other frame (another generation: a page restored
   // from bfcache; a lower tick: the tab restarted; or a forgery) replaces the entry like a
   // new tab, but only once the entry's own sender stopped running.
-  bool same_generation = known && f.generation == it->second.generation;
+  bool same_generation = known && f.generation == known->generation;
   // Frames carry no secret, so a forger may leap ahead of a real tab's tick sequence. The
   // real tab's frames then fall below the newest; once they rise above an earlier such
   // frame, they are a second sender under this id that runs, and count as its progress:
   // one forged leap cannot make a running tab's frames look old, and the tab silent. One
   // replayed frame, or the same one again, is never progress.
-  bool below = same_generation && f.tick_seq < it->second.tick_seq;
-  bool second_sender = below && it->second.below_seen && f.tick_seq > it->second.below_tick;
+  bool below = same_generation && f.tick_seq < known->tick_seq;
+  bool second_sender = below && known->below_seen && f.tick_seq > known->below_tick;
   if (below) {
-    it->second.below_tick = std::max(it->second.below_tick, f.tick_seq);
-    it->second.below_seen = true;
+    known->below_tick = std::max(known->below_tick, f.tick_seq);
+    known->below_seen = true;
   }
-  bool continues = same_generation && (second_sender || plausible_tick(it->second, f.tick_seq, now_ms));
-  if (known && !continues && holds(it->second, now_ms)) {
-    return f.generation != it->second.generation ? Observed::stale_generation : Observed::old_frame;
+  bool continues = same_generation && (second_sender || plausible_tick(*known, f.tick_seq, now_ms));
+  if (known && !continues && holds(*known, now_ms)) {
+    return f.generation != known->generation ? Observed::stale_generation : Observed::old_frame;
   }
-  if (!known && candidates_.size() >= kMaxCandidates) return Observed::table_full;
+  if (!known && candidates_.full()) return Observed::table_full;
   bool is_new = !continues;
-  Candidate& c = candidates_[f.sender];
+  Candidate& c = known ? *known : *candidates_.insert(f.sender);
   if (!known) c.first_seen_ms = now_ms;
   if (is_new) {
     c.progressed = false;
@@ -43,15 +42,14 @@ Presence::Observed Presence::observe(const wire::Frame& f, double now_ms) {
   bool changed = is_new || first_progress || c.lifecycle != f.lifecycle || c.app_version != f.app_version ||
                  c.capabilities != f.capabilities;
   if (is_new) {
-    auto old = forgotten_.find(f.sender);
-    if (old != forgotten_.end()) {
-      if (old->second.generation == f.generation && f.tick_seq <= old->second.tick_seq) {
+    if (const Forgotten* old = forgotten_.find(f.sender)) {
+      if (old->generation == f.generation && f.tick_seq <= old->tick_seq) {
         progress = false;
-        c.last_progress_ms = old->second.last_progress_ms;
-        c.tick_seq = old->second.tick_seq;
-        c.first_seen_ms = old->second.first_seen_ms;
+        c.last_progress_ms = old->last_progress_ms;
+        c.tick_seq = old->tick_seq;
+        c.first_seen_ms = old->first_seen_ms;
       }
-      forgotten_.erase(old);
+      forgotten_.erase(f.sender);
     }
   }
   if (progress) c.last_progress_ms = now_ms;
@@ -97,11 +95,12 @@ Liveness Presence::liveness(const Candidate& c, double now_ms) {
 
 size_t Presence::prune(double now_ms) {
   size_t removed = 0;
-  for (auto it = candidates_.begin(); it != candidates_.end();) {
-    if (liveness(it->second, now_ms) == Liveness::removed) {
-      if (forgotten_.size() >= kMaxForgotten) forgotten_.erase(forgotten_.begin());
-      forgotten_[it->first] = {it->second.generation, it->second.tick_seq, it->second.last_progress_ms,
-                               it->second.first_seen_ms};
+  for (auto* it = candidates_.begin(); it != candidates_.end();) {
+    const Candidate& c = it->value;
+    if (liveness(c, now_ms) == Liveness::removed) {
+      // When full, the first id in order makes room.
+      if (forgotten_.full()) forgotten_.erase(forgotten_.begin());
+      *forgotten_.insert(it->key) = {c.generation, c.tick_seq, c.last_progress_ms, c.first_seen_ms};
       it = candidates_.erase(it);
       ++removed;
     } else {
@@ -124,24 +123,18 @@ void Presence::shift(double delta_ms) {
   }
 }
 
-bool Presence::allow_request(const std::string& id, double now_ms, double every_ms) {
-  auto it = candidates_.find(id);
-  if (it == candidates_.end()) return false;
-  Candidate& c = it->second;
-  if (c.last_request_ms >= 0 && now_ms - c.last_request_ms < every_ms) return false;
-  c.last_request_ms = now_ms;
+bool Presence::allow_request(std::string_view id, double now_ms, double every_ms) {
+  Candidate* c = candidates_.find(id);
+  if (!c) return false;
+  if (c->last_request_ms >= 0 && now_ms - c->last_request_ms < every_ms) return false;
+  c->last_request_ms = now_ms;
   return true;
 }
 
-const Candidate* Presence::find(const std::string& id) const {
-  auto it = candidates_.find(id);
-  return it == candidates_.end() ? nullptr : &it->second;
-}
-
-double Presence::last_progress_ms(const std::string& id, double fallback) const {
+double Presence::last_progress_ms(std::string_view id, double fallback) const {
   if (const Candidate* c = find(id)) return c->last_progress_ms;
-  auto old = forgotten_.find(id);
-  return old == forgotten_.end() ? fallback : old->second.last_progress_ms;
+  const Forgotten* old = forgotten_.find(id);
+  return old ? old->last_progress_ms : fallback;
 }
 
 }  // namespace baton
