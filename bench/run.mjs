@@ -7,7 +7,8 @@
 //     --quick     few trials, small N (about 90 s); does not rewrite bench/RESULTS.md unless --write
 //     --write     rewrite bench/RESULTS.md (the default without --quick)
 //     --json F    also write the raw results as JSON to F (default bench/out/results-<mode>.json)
-//     --only P    comma-separated subset of: size,throughput,startup,handover,diagnose,fallback,frozen,idle,requests
+//     --only P    comma-separated subset of: size,throughput,startup,handover,diagnose,fallback,frozen,silent,idle,requests
+//                 (silent: only Baton's silent freeze under Web Locks, a part of frozen)
 //                 (with --only requests, --write replaces only that section of bench/RESULTS.md)
 //     --trials N  N trials per hand-over, frozen and start-up case instead of the mode's count
 //     --tabs N    N tabs per group instead of the mode's count
@@ -198,6 +199,9 @@ async function main() {
       batches[0].push(() => frozenJob(silentOf(SUBJECTS[0])));
       for (const s of FALLBACK.filter((x) => !x.handoverOnly)) batches[1].push(() => frozenJob(s));
       for (const s of FALLBACK.filter((x) => x.baton)) batches[1].push(() => frozenJob(silentOf(s)));
+    } else if (phase('silent')) {
+      results.frozenSilent = {};
+      batches[0].push(() => frozenJob(silentOf(SUBJECTS[0])));
     }
     if (phase('fallback')) {
       results.fallback ??= { close: {}, crash: {} };
@@ -212,7 +216,7 @@ async function main() {
   const idleOpts = { ns: CONFIG.idleNs, warmupMs: CONFIG.idleWarmupMs, windowMs: CONFIG.idleWindowMs, log };
 
   try {
-    const browserPhases = ['startup', 'handover', 'diagnose', 'fallback', 'frozen', 'requests'].some(phase);
+    const browserPhases = ['startup', 'handover', 'diagnose', 'fallback', 'frozen', 'silent', 'requests'].some(phase);
     // Quick mode runs in one browser (launched unthrottled for the idle phase) and measures
     // the idle cost of all subjects at once: it keeps the benchmark working, it does not
     // measure cleanly.

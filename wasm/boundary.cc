@@ -61,12 +61,19 @@ class Reader {
     }
     return static_cast<uint64_t>(v);
   }
-  std::string str() {
+  std::string_view str() {
     size_t n = u16();
     if (!take(n)) return {};
-    std::string s(reinterpret_cast<const char*>(p_), n);
+    std::string_view s(reinterpret_cast<const char*>(p_), n);
     p_ += n;
     return s;
+  }
+  // An id, name or version: longer than the core's limit for it (wire.h) is malformed.
+  template <typename Text>
+  Text text() {
+    std::string_view s = str();
+    if (s.size() > Text::kCapacity) fail();
+    return Text(s);
   }
   const uint8_t* bytes(size_t n) {
     if (!take(n)) return nullptr;
@@ -117,8 +124,7 @@ class Writer {
     u16(n);
     if (uint8_t* at = room(n)) std::memcpy(at, data, n);
   }
-  void str(const std::string& s) { bytes(reinterpret_cast<const uint8_t*>(s.data()), s.size()); }
-  void str(const char* s) { bytes(reinterpret_cast<const uint8_t*>(s), std::strlen(s)); }
+  void str(std::string_view s) { bytes(reinterpret_cast<const uint8_t*>(s.data()), s.size()); }
   // A placeholder count, filled in later with `set_u8`/`set_u16`.
   uint8_t* mark(size_t n) { return room(n); }
   void header() {
@@ -144,7 +150,7 @@ LeaseRecord read_lease(Reader& r) {
   LeaseRecord rec;
   rec.present = r.flag();
   if (!rec.present) return rec;
-  rec.owner = r.str();
+  rec.owner = r.text<TabId>();
   rec.generation = r.u32();
   rec.epoch = r.epoch();
   rec.expires_ms = r.time();
@@ -174,8 +180,8 @@ bool read_event(Reader& r, Event& e) {
       break;
     }
     case EventKind::join: {
-      e.resource = r.str();
-      e.policy.required_capability = r.str();
+      e.resource = r.text<ResourceName>();
+      e.policy.required_capability = r.text<Capability>();
       uint8_t flags = r.below(16);
       e.policy.allow_hidden = flags & kAllowHidden;
       e.policy.prefer_visible = flags & kPreferVisible;
@@ -190,15 +196,15 @@ bool read_event(Reader& r, Event& e) {
     case EventKind::lease_failed:
     case EventKind::abdicate:
     case EventKind::force_election:
-      e.resource = r.str();
+      e.resource = r.text<ResourceName>();
       break;
     case EventKind::epoch_allocated:
-      e.resource = r.str();
+      e.resource = r.text<ResourceName>();
       e.epoch = r.epoch();
       e.durable = r.flag();
       break;
     case EventKind::lease_result:
-      e.resource = r.str();
+      e.resource = r.text<ResourceName>();
       e.lease = read_lease(r);
       break;
     case EventKind::lifecycle:
@@ -287,12 +293,12 @@ void write_view(Writer& w, const ResourceView& v) {
 bool read_config(const uint8_t* in, size_t size, Config& c) {
   Reader r(in, size);
   if (!r.header()) return false;
-  c.id = r.str();
+  c.id = r.text<TabId>();
   c.generation = r.u32();
-  c.app_version = r.str();
+  c.app_version = r.text<Version>();
   uint8_t n = r.below(static_cast<uint8_t>(wire::kMaxCapabilities + 1));
   c.capabilities.clear();
-  for (uint8_t i = 0; i < n && r.ok(); ++i) c.capabilities.push_back(r.str());
+  for (uint8_t i = 0; i < n && r.ok(); ++i) c.capabilities.push_back(r.text<Capability>());
   c.authority = static_cast<Authority>(r.below(kAuthorities));
   // NaN keeps the core's default (node.h); anything else must be a positive duration.
   for (double* ms : {&c.heartbeat_ms, &c.suspect_ms, &c.lease_ms}) {
@@ -349,12 +355,10 @@ int Session::step(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_ca
   // A view changes only with an effect (elected, deposed, leader-changed), a role change
   // (a new transition in the log), or an event other than a frame or a tick: otherwise
   // the glue's copies are still right, and the (costly) views are not computed.
-  const auto& log = node_.log();
-  const Transition* last = log.empty() ? nullptr : &log.back();
+  uint64_t transitions = node_.log().pushed();
   bool may_change = !effects.empty() || (e.kind != EventKind::message && e.kind != EventKind::tick) ||
-                    log.size() != log_size_ || last != log_back_;
-  log_size_ = log.size();
-  log_back_ = last;
+                    transitions != transitions_told_;
+  transitions_told_ = transitions;
   if (!may_change) {
     w.u8(0);
     return w.length();
@@ -363,9 +367,9 @@ int Session::step(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_ca
   // Views that changed since the glue was last told, and resources it must forget.
   uint8_t* count = w.mark(1);
   uint8_t changed = 0;
-  std::vector<std::pair<std::string, ResourceView>> now;
-  for (const std::string& name : node_.resources()) now.emplace_back(name, node_.view(name));
-  auto known = [](const std::vector<std::pair<std::string, ResourceView>>& list, const std::string& name) {
+  std::vector<std::pair<ResourceName, ResourceView>> now;
+  for (const ResourceName& name : node_.resources()) now.emplace_back(name, node_.view(name));
+  auto known = [](const std::vector<std::pair<ResourceName, ResourceView>>& list, const ResourceName& name) {
     for (const auto& entry : list) {
       if (entry.first == name) return &entry.second;
     }
@@ -413,7 +417,7 @@ int Session::ask(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap
         w.u8(static_cast<uint8_t>(Presence::liveness(c, now_ms)));
         w.str(c.app_version);
         w.u8(static_cast<uint8_t>(c.capabilities.size()));
-        for (const std::string& cap : c.capabilities) w.str(cap);
+        for (const Capability& cap : c.capabilities) w.str(cap);
         w.f64(c.last_seen_ms);
         w.f64(c.last_progress_ms);
       }
@@ -443,20 +447,20 @@ int Session::ask(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap
       break;
     }
     case Query::fence_admit: {
-      std::string resource = r.str();
+      ResourceName resource = r.text<ResourceName>();
       uint64_t epoch = r.epoch();
       if (!r.done()) return -1;
       w.u8(node_.fence().admit(resource, epoch) == FenceVerdict::accepted ? 1 : 0);
       break;
     }
     case Query::fence_highest: {
-      std::string resource = r.str();
+      ResourceName resource = r.text<ResourceName>();
       if (!r.done()) return -1;
       w.f64(static_cast<double>(node_.fence().highest(resource)));
       break;
     }
     case Query::lease_decide: {
-      std::string resource = r.str();
+      ResourceName resource = r.text<ResourceName>();
       LeaseRecord current = read_lease(r);
       double now_ms = r.time();
       if (!r.done()) return -1;

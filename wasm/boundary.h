@@ -19,7 +19,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <string>
 #include <vector>
 
 #include "core/node.h"
@@ -54,10 +53,9 @@ class Session {
 
  private:
   Node node_;
-  std::vector<std::pair<std::string, ResourceView>> told_;
-  // The transition log as of the last step: a role change shows as a new entry.
-  size_t log_size_ = 0;
-  const Transition* log_back_ = nullptr;
+  std::vector<std::pair<ResourceName, ResourceView>> told_;
+  // Transitions logged as of the last step: a role change shows as a new one.
+  uint64_t transitions_told_ = 0;
 };
 
 // Decodes a config record; false when malformed.

@@ -175,18 +175,24 @@ export async function frozen(bench, subject, { trials, tabs, waitMs, settleMs, l
       const waiting = pool.nextLeader(leader, waitMs, t0);
       await freezeTab(leader.tab);
       leader.frozen = true;
-      const got = await waiting;
+      const heard = await waiting;
+      const got = heard ?? (await leaderFromRecords(pool, leader, t0, waitMs));
       const r = { trial: i, replacedAfter: got ? pool.toNode(got.ev.at) - t0 : null };
+      if (got && !heard) r.heardLate = true;
       if (got && got.ev.grantedAt != null) {
         r.toGrant = pool.toNode(got.ev.grantedAt) - t0;
         r.grantToLeader = got.ev.at - got.ev.grantedAt;
       }
+      // A Baton leader not replaced: what every other tab did meanwhile, for the diagnosis.
+      if (!got && subject.baton) r.tabs = await batonTabs(pool, leader);
       await thawTab(leader.tab);
       leader.frozen = false;
       const atThaw = await count(pool);
       await sleep(settleMs);
       const settled = await count(pool);
       const old = settled.snaps.find((x) => x.rec === leader)?.snap;
+      // The freeze command can take a while on a loaded machine: when the page froze.
+      if (old?.freezeAt) r.frozeAfter = pool.toNode(old.freezeAt) - t0;
       Object.assign(r, {
         believersAtThaw: atThaw.believers,
         effectiveAtThaw: atThaw.effective,
@@ -196,7 +202,7 @@ export async function frozen(bench, subject, { trials, tabs, waitMs, settleMs, l
         freezeSeen: (old?.freezes ?? 0) > 0,
       });
       results.push(r);
-      log?.(`${name} frozen #${i + 1}: ${r.replacedAfter === null ? `not replaced in ${waitMs} ms` : `replaced after ${r.replacedAfter.toFixed(0)} ms`}, believers at thaw ${r.believersAtThaw}, after ${settleMs} ms ${r.believers} (effective ${r.effective})${r.freezeSeen ? '' : ' [no freeze event seen!]'}`);
+      log?.(`${name} frozen #${i + 1}: ${r.replacedAfter === null ? `not replaced in ${waitMs} ms` : `replaced after ${r.replacedAfter.toFixed(0)} ms`}${r.heardLate ? ' (heard late: from the page\'s record)' : ''}${r.frozeAfter != null ? ` (froze ${r.frozeAfter.toFixed(0)} ms after the command)` : ''}, believers at thaw ${r.believersAtThaw}, after ${settleMs} ms ${r.believers} (effective ${r.effective})${r.freezeSeen ? '' : ' [no freeze event seen!]'}`);
       await pool.close(leader);
     }
   } catch (error) {
@@ -207,6 +213,38 @@ export async function frozen(bench, subject, { trials, tabs, waitMs, settleMs, l
   }
   if (group.unsettled) results.push({ unsettled: group.unsettled, split: group.split || 0 });
   return results;
+}
+
+/**
+ * The first leadership callback after `since` (this process's clock) and within `windowMs`
+ * in a live, unfrozen tab but `exclude`, from the pages' own records: on a loaded machine a
+ * console message can arrive after the wait for it ended (seen: a Baton tab led 3 s after
+ * the freeze, and the 8 s wait reported no new leader).
+ */
+async function leaderFromRecords(pool, exclude, since, windowMs) {
+  let best = null;
+  for (const { rec, snap } of await pool.snapshots()) {
+    if (rec === exclude) continue;
+    for (const at of snap.leaderTimes) {
+      const t = pool.toNode(at);
+      if (t >= since && t <= since + windowMs && (!best || t < best.t)) best = { rec, t, at, grantedAt: snap.grantedAt };
+    }
+  }
+  if (!best) return null;
+  const grantedAt = best.grantedAt != null && best.grantedAt <= best.at ? best.grantedAt : null;
+  return { rec: best.rec, ev: { at: best.at, grantedAt } };
+}
+
+/** The recent transitions, lock and epoch counters and role of each Baton tab but `except`. */
+async function batonTabs(pool, except) {
+  const one = (rec) => rec.tab.page.evaluate(() => {
+    const baton = window.__baton_;
+    const m = baton.metrics();
+    const { steals, lockRequests, abdicateRequestsSent, storageFailures } = m;
+    const presence = baton.presence().map(({ id, liveness, lastProgress }) => ({ id, liveness, lastProgress }));
+    return { at: Date.now(), id: baton.id, state: window.__batonHandle.state(), leader: window.__batonHandle.leader(), log: baton.log().slice(-12), presence, core: { steals, lockRequests, abdicateRequestsSent, storageFailures }, glue: m.glue };
+  }).catch((error) => ({ error: String(error.message || error) }));
+  return Promise.all(pool.live.filter((rec) => rec !== except).map((rec) => one(rec).then((x) => ({ tab: rec.id, ...x }))));
 }
 
 /** Start-up: a fresh tab alone (fresh names): navigation start -> first leadership callback. */

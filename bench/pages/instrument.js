@@ -54,6 +54,7 @@
     beforeunloadAt: null,
     pagehideAt: null,
     freezes: 0,
+    freezeAt: null,         // absolute: the last freeze event (the page is frozen from then on)
     resumes: 0,
     wasm: [],               // [{api, startMs, endMs, bytes}] relative to navigation start
     counters: counters,
@@ -98,7 +99,7 @@
         id: bench.id, lib: bench.lib, mode: bench.mode, isLeader: bench.isLeader, epoch: bench.epoch,
         timeOrigin: bench.timeOrigin, instrumentAt: bench.instrumentAt, entryAt: bench.entryAt,
         requestedAt: bench.requestedAt, becameLeaderAt: bench.becameLeaderAt, grantedAt: bench.grantedAt, leaderTimes: bench.leaderTimes.slice(),
-        deposedTimes: bench.deposedTimes.slice(), freezes: bench.freezes, resumes: bench.resumes,
+        deposedTimes: bench.deposedTimes.slice(), freezes: bench.freezes, freezeAt: bench.freezeAt, resumes: bench.resumes,
         wasm: bench.wasm.slice(), counters: Object.assign({}, counters), errors: bench.errors.slice(),
         visibility: document.visibilityState, at: now(), init: bench.init || null,
       };
@@ -119,7 +120,7 @@
   // Capture listeners on window run before every listener a library adds later.
   addEventListener('beforeunload', function () { bench.beforeunloadAt = now(); }, true);
   addEventListener('pagehide', function () { bench.pagehideAt = now(); }, true);
-  document.addEventListener('freeze', function () { bench.freezes += 1; }, true);
+  document.addEventListener('freeze', function () { bench.freezes += 1; bench.freezeAt = now(); }, true);
   document.addEventListener('resume', function () { bench.resumes += 1; }, true);
   // ?freeze=silent: the library never hears of the freeze (freeze, resume, visibilitychange
   // stop here), as with a tab that stalls without notice; only its timers stop.

@@ -224,4 +224,4 @@ export const DEFAULT_RANK_STAGGER_MS = 150; // rank_stagger_ms
 export const DEFAULT_TRIGGER_JITTER_MS = 10; // trigger_jitter_ms
 export const DEFAULT_BACKOFF_BASE_MS = 250; // backoff_base_ms
 export const DEFAULT_BACKOFF_MAX_MS = 10000; // backoff_max_ms
-export const DEFAULT_LOG_CAPACITY = 128; // log_capacity
+export const DEFAULT_LOG_CAPACITY = 128; // kLogCapacity

@@ -12,11 +12,16 @@
  * one is disposed in `pagehide`.
  *
  * The WebAssembly core may still be loading when a Runtime starts: events queue until it
- * is there, and queries answer as a follower that knows nothing yet.
+ * is there, and queries answer as a follower that knows nothing yet. Under Web Locks the
+ * lock of a joined resource is requested at once, not when the loaded core asks for it: a
+ * start-up then waits for the wasm and the lock side by side. Nothing is decided early:
+ * the grant waits in the queue like any event, the core's first request for the lock
+ * takes the early one over, and an early request the core did not make once it has
+ * stepped its first events (the tab is not eligible) is given back.
  *
  * @module tab-baton/runtime
  */
-import { Core, coreStatus, whenLoaded } from './core.js';
+import { Core, coreStatus, ready, whenLoaded } from './core.js';
 import { Channel } from './channel.js';
 import { WebLocks } from './web-locks.js';
 import { LeaseAuthority } from './lease.js';
@@ -68,6 +73,13 @@ export class Runtime {
     this.authorityName = authority;
     /** @type {Core | null} null until the WebAssembly core is loaded */
     this.core = null;
+    /**
+     * Resources whose lock is requested before the core is loaded, until the core takes the
+     * request over: 'asking' while the request waits for a look at the lock manager (see
+     * requestEarly), then 'requested'.
+     * @type {Map<string, 'asking'|'requested'>}
+     */
+    this.early = new Map();
     this.channel = env.BroadcastChannel
       ? new Channel(env.BroadcastChannel, names.channel, (bytes) => this.step((core, now) => core.message(now, bytes)), counters)
       : null;
@@ -105,7 +117,10 @@ export class Runtime {
         seed: (config.seed + generation) >>> 0,
       });
       this.pump();
+      this.settleEarlyRequests();
     });
+    // A core that failed to load never takes the early requests over.
+    ready.catch(() => this.settleEarlyRequests());
   }
 
   // ------------------------------------------------------------------ events in
@@ -123,7 +138,42 @@ export class Runtime {
 
   join(resource, policy) {
     this.epochs.warm(resource);
+    if (!this.core && coreStatus().state !== 'failed' && this.authorityName === 'web-locks' && this.locks && !this.early.has(resource)) {
+      this.requestEarly(resource);
+    }
     this.step((core, now) => core.join(now, resource, policy));
+  }
+
+  /**
+   * Requests the lock of `resource` before the core is loaded. The request goes out after
+   * a look at the lock manager: Chromium can leave a page's very first lock request queued
+   * for ever when it is aborted in the task that made it (an app that disposes at once,
+   * as React StrictMode's mount and unmount do), and not after a `query()`.
+   */
+  requestEarly(resource) {
+    this.early.set(resource, 'asking');
+    const request = () => {
+      if (this.closed || this.early.get(resource) !== 'asking') return; // taken over or given up meanwhile
+      this.early.set(resource, 'requested');
+      this.locks.request(resource, 'queue');
+    };
+    const { locks } = this.env;
+    if (typeof locks.query !== 'function') {
+      request();
+      return;
+    }
+    Promise.resolve()
+      .then(() => locks.query())
+      .then(request, request);
+  }
+
+  /**
+   * The core has stepped the events queued while it loaded: an early lock request it did
+   * not take over is not wanted (the tab is not eligible for that resource now).
+   */
+  settleEarlyRequests() {
+    for (const [resource, state] of this.early) if (state === 'requested') this.locks.release(resource);
+    this.early.clear();
   }
 
   /** @param {'leave'|'abdicate'|'force_election'} kind */
@@ -199,10 +249,13 @@ export class Runtime {
         else this.counters.framesUnsent += 1;
         break;
       case 'lock-request':
+        // The core's first queued request takes over the one made before it was loaded.
+        if (this.takeOverEarly(resource, effect.mode)) break;
         if (this.locks) this.locks.request(resource, effect.mode);
         else this.step((core, now) => core.resourceEvent('lock_unavailable', now, resource));
         break;
       case 'lock-release':
+        this.early.delete(resource);
         this.locks?.release(resource);
         break;
       case 'allocate-epoch':
@@ -223,6 +276,13 @@ export class Runtime {
       default:
         this.notices.push(effect);
     }
+  }
+
+  /** Whether a request made before the core was loaded stands for the core's own request. */
+  takeOverEarly(resource, mode) {
+    const state = this.early.get(resource);
+    this.early.delete(resource);
+    return mode === 'queue' && state === 'requested';
   }
 
   /** Hands a leadership change to the app; a throwing listener must not stop the engine. */

@@ -6,9 +6,10 @@
  * dropped under.
  *
  * Kinds (`k`): 'req' (a client asks, any leader may serve), 'ack' and 'res' (the leader
- * answers one client), 'lead' (a term begins, or answers 'hello'; carries the term's
- * state), 'state' (the leader's state changed), 'hello' (a new tab asks who leads),
- * 'bye' (a term ended).
+ * answers one client; an answer ready in the task that received the request is its own
+ * acknowledgement, with no 'ack' before it), 'lead' (a term begins, or answers 'hello';
+ * carries the term's state), 'state' (the leader's state changed), 'hello' (a new tab asks
+ * who leads), 'bye' (a term ended).
  *
  * @module tab-baton/talk-wire
  */

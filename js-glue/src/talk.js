@@ -7,7 +7,8 @@
  * calls the functions exported here.
  *
  * Messages this tab posts reach its own receivers too (a leader serves its own tab's
- * requests), as a structured clone in a microtask, as if another tab had posted them.
+ * requests), as a structured clone in a task, as if another tab had posted them; only those
+ * it has a use for (`wantsOwnCopy`).
  *
  * @module tab-baton/talk
  */
@@ -107,10 +108,15 @@ class Talk {
 
   // ------------------------------------------------------------------ the channel
 
-  /** Posts to every tab and to this one. Throws when `msg` cannot be cloned (DataCloneError). */
+  /**
+   * Posts to every tab, and to this one when it has a use for it (`wantsOwnCopy`). Throws
+   * when a message for this tab cannot be cloned (DataCloneError); answers and requests are
+   * cloned before they are posted.
+   */
   post(msg) {
     const full = { v: TALK_PROTOCOL, from: this.self, ...msg };
-    const copy = structuredClone(full);
+    const own = this.wantsOwnCopy(msg);
+    const copy = own ? structuredClone(full) : null;
     if (this.channel) {
       try {
         this.channel.postMessage(full);
@@ -120,7 +126,17 @@ class Talk {
     }
     // This tab's own copy arrives as a task, like every other tab's: a leader that asks
     // itself in a loop (`while (...) await baton.request(...)`) must not starve its page.
-    setTimeout(() => this.receive(copy), 0);
+    if (own) setTimeout(() => this.receive(copy), 0);
+  }
+
+  /**
+   * Whether this tab's own copy of `msg` would do anything: not an acknowledgement or an
+   * answer addressed to another tab, nor a request while this tab has no leader side (should
+   * it lead later, its 'lead' message makes this tab send its pending requests again).
+   */
+  wantsOwnCopy(msg) {
+    if (msg.to !== undefined) return msg.to === this.self;
+    return msg.k !== 'req' || this.endpoint !== null;
   }
 
   receive(msg) {
@@ -401,36 +417,70 @@ class Endpoint {
       this.talk.post(decision.reply);
       return;
     }
-    this.talk.post({ k: 'ack', to: msg.from, id: msg.id, epoch });
-    if (decision.do === 'serve') this.serve(msg, epoch);
+    const ack = { k: 'ack', to: msg.from, id: msg.id, epoch };
+    if (decision.do === 'ack') {
+      this.talk.post(ack);
+      return;
+    }
+    const answer = this.answer(msg, epoch);
+    if (isThenable(answer)) {
+      // The answer takes a while: the acknowledgement tells the caller to stop re-sending
+      // and to wait (TIMEOUT, not NO_LEADER, if it never comes).
+      this.talk.post(ack);
+      answer.then((done) => this.sendAnswer(msg, epoch, done));
+    } else {
+      // Ready at once: the answer is its own acknowledgement (one message, not two).
+      this.sendAnswer(msg, epoch, answer);
+    }
   }
 
-  async serve(msg, epoch) {
+  /**
+   * Runs `accept` and `serve` for `msg`: the answer ({reply, outcome}) at once when both
+   * return plain values, else a promise of it.
+   */
+  answer(msg, epoch) {
     const { token, signal } = this;
     const { serve, accept } = this.entry.talkOptions;
+    const { resource, maxBytes } = this.talk;
     const from = Object.freeze({ tab: msg.from, requestId: msg.id });
     const base = { k: 'res', to: msg.from, id: msg.id, epoch };
-    let reply;
-    let outcome = 'served';
-    try {
-      if (accept && !(await accept(msg.body, from))) {
-        outcome = 'refused';
-        reply = { ...base, ok: false, error: { name: 'RequestError', code: 'REFUSED', message: `the leader of "${this.talk.resource}" refused the request` } };
-      } else if (!serve) {
-        outcome = 'refused';
-        reply = { ...base, ok: false, error: { name: 'RequestError', code: 'REFUSED', message: `the leader of "${this.talk.resource}" serves no requests` } };
-      } else {
-        const value = await serve(msg.body, from, token, signal);
-        const limit = this.talk.maxBytes;
-        reply = sizeOf(value, limit) > limit
-          ? { ...base, ok: false, error: { name: 'RequestError', code: 'TOO_LARGE', message: `the answer is over ${limit} bytes` } }
-          : { ...base, ok: true, value: structuredClone(value) }; // throws here if it cannot be sent
-      }
-    } catch (error) {
-      outcome = 'failed';
-      reply = { ...base, ok: false, error: errorData(error) };
-    }
+    const refuse = (why) => ({ outcome: 'refused', reply: { ...base, ok: false, error: { name: 'RequestError', code: 'REFUSED', message: `the leader of "${resource}" ${why}` } } });
+    const fail = (error) => ({ outcome: 'failed', reply: { ...base, ok: false, error: errorData(error) } });
+    const served = (value) => ({
+      outcome: 'served',
+      reply: sizeOf(value, maxBytes) > maxBytes
+        ? { ...base, ok: false, error: { name: 'RequestError', code: 'TOO_LARGE', message: `the answer is over ${maxBytes} bytes` } }
+        : { ...base, ok: true, value: structuredClone(value) }, // throws here if it cannot be sent
+    });
+    const accepted = (yes) => {
+      if (!yes) return refuse('refused the request');
+      if (!serve) return refuse('serves no requests');
+      return andThen(() => serve(msg.body, from, token, signal), served, fail);
+    };
+    return andThen(() => (accept ? accept(msg.body, from) : true), accepted, fail);
+  }
+
+  /** Sends the answer to `msg` unless its term has ended meanwhile. */
+  sendAnswer(msg, epoch, { reply, outcome }) {
     this.sync();
     if (this.desk.answered(msg.id, epoch, reply, outcome)) this.talk.post(reply);
   }
+}
+
+const isThenable = (value) => value !== null && (typeof value === 'object' || typeof value === 'function') && typeof value.then === 'function';
+
+/**
+ * Calls `fn` and passes what it returns to `next`: at once when that is a plain value (a
+ * synchronous `serve` is answered in the task that received the request), else once the
+ * promise settles. A throw or a rejection, in `fn` or in `next`, goes to `fail`.
+ */
+function andThen(fn, next, fail) {
+  let value;
+  try {
+    value = fn();
+    if (!isThenable(value)) return next(value);
+  } catch (error) {
+    return fail(error);
+  }
+  return Promise.resolve(value).then(next).catch(fail);
 }

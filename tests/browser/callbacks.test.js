@@ -4,29 +4,17 @@
 // elected, at most 5 s). The next tab is elected before that callback ends, and the callback
 // ran after the pagehide handlers, not inside them. Ordering is by one clock (Date.now() of
 // one machine), not by durations.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer } from '../../web-demo/server.js';
-import { launchBrowser } from './harness.js';
+import { useBrowserFixture } from './fixture.js';
 import { waitFor } from './demo-helpers.js';
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startServer({ port: 0 });
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const fixture = useBrowserFixture();
 
 const snap = (tab) => tab.page.evaluate(() => window.__tab.snapshot());
 
 async function openTab(ns, id, query = '') {
-  const tab = await browser.openTab(`${server.url}test-pages/tab.html?ns=${ns}&id=${id}&heartbeatMs=250${query}`);
+  const tab = await fixture.openTestPage(`tab.html?ns=${ns}&id=${id}&heartbeatMs=250${query}`);
   await waitFor(() => tab.page.evaluate(() => Boolean(window.__tab)), { what: `${id} ready`, timeoutMs: 30000 });
   return tab;
 }

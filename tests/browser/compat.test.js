@@ -4,21 +4,18 @@
 // `pubkey-bc||native||<name>`), so they exclude each other both ways: Baton refuses to steal
 // from a holder that is not a Baton tab, and the old code queues behind a Baton leader.
 // A watcher polls every tab throughout and fails the test if two ever lead at once.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { startServer } from '../../web-demo/server.js';
-import { launchBrowser, closeTab } from './harness.js';
+import { useBrowserFixture } from './fixture.js';
+import { closeTab } from './harness.js';
 import { waitFor } from './demo-helpers.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ARTIFACTS = path.join(HERE, 'artifacts', 'compat');
-
-let server;
-let browser;
 
 before(async () => {
   // broadcast-channel for the browser, as an app's bundler would make it.
@@ -31,20 +28,15 @@ before(async () => {
     outfile: path.join(ARTIFACTS, 'broadcast-channel.js'),
     logLevel: 'warning',
   });
-  server = await startServer({ port: 0, mounts: { '/artifacts/': ARTIFACTS } });
-  browser = await launchBrowser();
 });
 
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const fixture = useBrowserFixture({ mounts: { '/artifacts/': ARTIFACTS } });
 
 let nameSeq = 0;
 const uniqueName = (label) => `${label}-${process.pid}-${(nameSeq += 1)}`;
 
 async function openCompat(api, name) {
-  const tab = await browser.openTab(`${server.url}test-pages/compat.html?api=${api}&name=${encodeURIComponent(name)}`);
+  const tab = await fixture.openTestPage(`compat.html?api=${api}&name=${encodeURIComponent(name)}`);
   tab.api = api;
   await waitFor(() => tab.page.evaluate(() => window.__compat && (window.__compat.ready || window.__compat.error)), { timeoutMs: 30000, what: `${api} tab ready` });
   const error = await tab.page.evaluate(() => window.__compat.error);
@@ -215,7 +207,7 @@ async function libraryChecksInPage() {
 
 describe('compatibility APIs beside the code they replace, in Chromium', { timeout: 120000 }, () => {
   it("broadcast-channel's own election checks, every elector in one page", async () => {
-    const tab = await browser.openTab(`${server.url}test-pages/bc-suite.html`);
+    const tab = await fixture.openTestPage('bc-suite.html');
     try {
       await waitFor(() => tab.page.evaluate(() => window.__bc.ready || window.__bc.error !== null), { timeoutMs: 30000, what: 'page ready' });
       assert.equal(await tab.page.evaluate(() => window.__bc.error), null);
@@ -241,7 +233,7 @@ describe('compatibility APIs beside the code they replace, in Chromium', { timeo
   });
 
   it('the drop-in in same-origin iframes (broadcast-channel\'s e2e setup): one leads; removing its iframe hands over', async () => {
-    const tab = await browser.openTab(`${server.url}test-pages/bc-suite.html`);
+    const tab = await fixture.openTestPage('bc-suite.html');
     const name = uniqueName('iframes');
     try {
       await tab.page.evaluate((src) => {

@@ -293,4 +293,19 @@ export function timingsTable() {
     },
   };
 }
+/** Each tab's relayed-feed counters (missed, duplicates) after each case, printed at a file's end. */
+export function feedCountersTable() {
+  const rows = [];
+  return {
+    record(label, snaps) {
+      rows.push({ label, tabs: snaps.map((s) => ({ id: s.id, missed: s.feed.missed, duplicates: s.feed.duplicates })) });
+    },
+    print() {
+      if (rows.length === 0) return;
+      console.log('relayed feed counters per tab after each case (asserted 0 and 0):');
+      for (const r of rows) console.log(`  ${r.label.padEnd(30)} ${r.tabs.map((t) => `${t.id} missed ${t.missed} dup ${t.duplicates}`).join(' | ')}`);
+    },
+  };
+}
+
 const fmt = (ms) => (typeof ms === 'number' && Number.isFinite(ms) ? `${ms.toFixed(0).padStart(5)} ms` : '    –   ');

@@ -7,10 +7,10 @@
 //     crash is seen as repeated); the thawed stale flusher is refused by the server and by
 //     IndexedDB; no write of an older epoch is accepted after a newer one.
 // Waits for state, never for time.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer } from '../../web-demo/server.js';
-import { launchBrowser, closeTab, crashTab, freezeTab, thawTab } from './harness.js';
+import { useBrowserFixture } from './fixture.js';
+import { closeTab, crashTab, freezeTab, thawTab } from './harness.js';
 import { FAST, closeGroup, openGroup, snap, snapAll, uniqueNs, waitFor, waitForLeader } from './demo-helpers.js';
 
 // The queue's flusher is held after a step (window.__demo.holdQueue) so that the test
@@ -19,22 +19,11 @@ const QUERY = `${FAST}&stepMs=100`;
 const LONG = 20000; // a hand-over on a loaded 2-core machine (suspect 1.5 s, then the steal)
 
 describe('demo: talking to the leader (headless Chromium)', { timeout: 240000 }, () => {
-  let server;
-  let browser;
-
-  before(async () => {
-    server = await startServer({ port: 0 });
-    browser = await launchBrowser();
-  });
-
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  const fixture = useBrowserFixture();
 
   it('a follower\'s command goes through the leader\'s WebSocket, acknowledged; across a freeze, a close and a crash of the leader', async () => {
     const ns = uniqueNs('talk-commands');
-    const tabs = await openGroup(browser, server, { ns, ids: ['t1', 't2', 't3', 't4'], query: QUERY });
+    const tabs = await openGroup(fixture.browser, fixture.server, { ns, ids: ['t1', 't2', 't3', 't4'], query: QUERY });
     const live = new Set(tabs);
     const send = (tab, text) => tab.page.evaluate((t) => window.__demo.sendCommand(t), text);
     try {
@@ -65,18 +54,18 @@ describe('demo: talking to the leader (headless Chromium)', { timeout: 240000 },
       const sent = (await snapAll([...live])).flatMap((s) => s.commands.sent);
       assert.equal(new Set(sent.map((c) => c.id)).size, sent.length, 'one id per command');
     } finally {
-      await closeGroup([...live], server);
+      await closeGroup([...live], fixture.server);
     }
   });
 
   it('the offline queue: every operation applied once across a freeze, a close and a crash of the flusher; the thawed stale flusher is refused by the server and by IndexedDB', async () => {
     const ns = uniqueNs('talk-queue');
-    const tabs = await openGroup(browser, server, { ns, ids: ['t1', 't2', 't3', 't4'], query: QUERY });
+    const tabs = await openGroup(fixture.browser, fixture.server, { ns, ids: ['t1', 't2', 't3', 't4'], query: QUERY });
     const live = new Set(tabs);
     const resource = `${ns}/offline-queue`;
     // Each tab opens its queue's database after the page is ready.
     await waitFor(async () => (await snapAll(tabs)).every((s) => s.queue !== null), { what: 'every tab\'s offline queue open', timeoutMs: LONG });
-    const applied = () => server.stats().ops.applied[resource] ?? [];
+    const applied = () => fixture.server.stats().ops.applied[resource] ?? [];
     const flusher = async () => {
       const snaps = await snapAll([...live]);
       const i = snaps.findIndex((s) => s.queue.state === 'leader');
@@ -116,20 +105,20 @@ describe('demo: talking to the leader (headless Chromium)', { timeout: 240000 },
 
       // Crash after the server applied a batch, before it was deleted: sent again, seen as repeated.
       stale = await enqueueAndCatch(enqueuer(), 'sent');
-      const repeatedBefore = server.stats().ops.repeated;
+      const repeatedBefore = fixture.server.stats().ops.repeated;
       await crashTab(stale.tab);
       live.delete(stale.tab);
       await drained(30);
-      await waitFor(() => server.stats().ops.repeated > repeatedBefore, { what: 'the crashed flusher\'s batch sent again and seen as repeated', timeoutMs: LONG });
+      await waitFor(() => fixture.server.stats().ops.repeated > repeatedBefore, { what: 'the crashed flusher\'s batch sent again and seen as repeated', timeoutMs: LONG });
 
       // None lost, each applied once; the queue is empty; no stale write accepted after a newer one.
       assert.equal(new Set(applied()).size, 30);
       await waitFor(async () => (await snap([...live][0])).queue.queued === 0, { what: 'the queue empty', timeoutMs: LONG });
-      const accepted = server.stats().log.filter((e) => e.resource === resource && e.ok);
+      const accepted = fixture.server.stats().log.filter((e) => e.resource === resource && e.ok);
       for (let i = 1; i < accepted.length; i += 1) assert.ok(accepted[i].epoch >= accepted[i - 1].epoch, `accepted epochs never go back: ${accepted.map((e) => e.epoch)}`);
-      assert.ok(server.stats().log.some((e) => e.resource === resource && !e.ok), 'the stale flusher\'s batch was refused');
+      assert.ok(fixture.server.stats().log.some((e) => e.resource === resource && !e.ok), 'the stale flusher\'s batch was refused');
     } finally {
-      await closeGroup([...live], server);
+      await closeGroup([...live], fixture.server);
     }
   });
 });

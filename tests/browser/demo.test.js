@@ -5,19 +5,20 @@
 // any tab; a thawed stale leader's fenced write is rejected by the server (409 STALE_OWNER).
 // A screenshot of the four tabs is kept in tests/browser/artifacts/demo-4-tabs.png (never in
 // the tracked tree: web-demo/screenshot.png comes from bench/demo-screenshot.mjs).
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startServer } from '../../web-demo/server.js';
-import { launchBrowser, closeTab, crashTab, freezeTab, thawTab, hideTab, showTab } from './harness.js';
+import { useBrowserFixture } from './fixture.js';
+import { closeTab, crashTab, freezeTab, thawTab, hideTab, showTab } from './harness.js';
 import {
   FAST,
   assertFeedsClean,
   checkRelayHandover,
   closeGroup,
   collectDuplicateTerms,
+  feedCountersTable,
   collectFenceDuplicates,
   handoverRow,
   termRow,
@@ -39,35 +40,21 @@ const SCREENSHOT = path.join(ARTIFACTS, 'demo-4-tabs.png');
 const RESOURCES = ['websocket-owner', 'sse-relay', 'token-refresh'];
 
 describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
-  let server;
-  let browser;
+  const fixture = useBrowserFixture();
   const timings = timingsTable();
-  const counters = [];
+  const counters = feedCountersTable();
   const fencedNamespaces = [];
 
-  before(async () => {
-    server = await startServer({ port: 0 });
-    browser = await launchBrowser();
-  });
-
-  after(async () => {
-    await browser?.close();
-    await server?.close();
+  after(() => {
     timings.print('hand-over times, Web Locks');
-    if (counters.length) {
-      console.log('relayed feed counters per tab after each case (asserted 0 and 0):');
-      for (const c of counters) console.log(`  ${c.label.padEnd(28)} ${c.tabs.map((t) => `${t.id} missed ${t.missed} dup ${t.duplicates}`).join(' | ')}`);
-    }
+    counters.print();
   });
-
-  const recordCounters = (label, snaps) =>
-    counters.push({ label, tabs: snaps.map((s) => ({ id: s.id, missed: s.feed.missed, duplicates: s.feed.duplicates })) });
 
   /** Every resource has one stable leader among `tabs`; the server sees one stream and one socket. */
   async function assertSingleLeaders(tabs) {
     const leaders = {};
     for (const resource of RESOURCES) leaders[resource] = (await waitForLeader(tabs, resource)).snap;
-    await waitForServer(server, (st) => st.openStreams === 1 && st.openSockets === 1, 'one SSE stream and one WebSocket');
+    await waitForServer(fixture.server, (st) => st.openStreams === 1 && st.openSockets === 1, 'one SSE stream and one WebSocket');
     return leaders;
   }
 
@@ -95,11 +82,11 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
   describe('four tabs, then close, crash, logout', () => {
     let tabs;
     const ns = uniqueNs('main');
-    after(() => closeGroup(tabs ?? [], server));
+    after(() => closeGroup(tabs ?? [], fixture.server));
 
     it('four tabs: exactly one leader per resource, one SSE stream and one WebSocket at the server', async () => {
       fencedNamespaces.push(ns);
-      tabs = await openGroup(browser, server, { ns, ids: ['t1', 't2', 't3', 't4'] });
+      tabs = await openGroup(fixture.browser, fixture.server, { ns, ids: ['t1', 't2', 't3', 't4'] });
       const leaders = await assertSingleLeaders(tabs);
       for (const resource of RESOURCES) assert.equal(leaders[resource].id, 't1', `${resource}: the first tab to ask leads`);
       await sleep(600);
@@ -108,7 +95,7 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
         assert.deepEqual(snaps.filter((s) => s.resources[resource].state === 'leader').map((s) => s.id), ['t1'], `${resource}: still t1 alone`);
         for (const s of snaps) assert.equal(s.resources[resource].leader, 't1', `${s.id} knows the leader of ${resource}`);
       }
-      const st = server.stats();
+      const st = fixture.server.stats();
       assert.equal(st.openStreams, 1, 'one SSE stream for four tabs');
       assert.equal(st.totalStreams, 1, 'and no other stream was ever opened');
       assert.equal(st.openSockets, 1, 'one WebSocket for four tabs');
@@ -156,7 +143,7 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
       for (const r of RESOURCES) assert.equal(badgeCount[r], 1, `exactly one tab shows the LEADER badge for ${r}`);
       assert.ok(shots.some((s) => s.leads.length > 0), 'a leader tab is in the screenshot');
       // Tile the four screenshots (2 x 2) in a blank page of the same browser.
-      const mosaic = await browser.openTab('about:blank');
+      const mosaic = await fixture.browser.openTab('about:blank');
       await mosaic.page.setViewportSize({ width: 1800, height: 1370 });
       await mosaic.page.setContent(`<!doctype html><style>
         body{margin:0;background:#cfd5df;display:grid;grid-template-columns:1fr 1fr;gap:10px;padding:10px;font:600 15px system-ui,sans-serif}
@@ -178,10 +165,10 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
       const survivors = tabs.filter((t) => t !== leader);
       const t0 = Date.now();
       await closeTab(leader);
-      const result = await checkRelayHandover({ survivors, oldEpoch: leaderSnap.resources['sse-relay'].epoch, t0, server, label: 'close' });
+      const result = await checkRelayHandover({ survivors, oldEpoch: leaderSnap.resources['sse-relay'].epoch, t0, server: fixture.server, label: 'close' });
       await assertSingleLeaders(survivors);
       timings.add(handoverRow('close (graceful, pagehide)', result));
-      recordCounters('close', result.snaps);
+      counters.record('close', result.snaps);
     });
 
     it('crash the leader (CDP Page.crash): the same', async () => {
@@ -190,11 +177,11 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
       const survivors = survivors0.filter((t) => t !== leader);
       const t0 = Date.now();
       const crashed = crashTab(leader);
-      const result = await checkRelayHandover({ survivors, oldEpoch: leaderSnap.resources['sse-relay'].epoch, t0, server, label: 'crash' });
+      const result = await checkRelayHandover({ survivors, oldEpoch: leaderSnap.resources['sse-relay'].epoch, t0, server: fixture.server, label: 'crash' });
       await crashed;
       await assertSingleLeaders(survivors);
       timings.add(handoverRow('crash (CDP Page.crash)', result));
-      recordCounters('crash', result.snaps);
+      counters.record('crash', result.snaps);
       await leader.page.close().catch(() => {});
     });
 
@@ -204,23 +191,23 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
       const cursorKey = `baton/${ns}/v1/relay/sse-relay/cursor`;
       assert.ok(await live[0].page.evaluate((k) => localStorage.getItem(k), cursorKey), 'a cursor is kept while logged in');
       await live[1].page.evaluate(() => window.__demo.logout());
-      await waitForServer(server, (st) => st.openStreams === 0, 'the stream closed');
+      await waitForServer(fixture.server, (st) => st.openStreams === 0, 'the stream closed');
       await waitFor(async () => (await snapAll(live)).every((s) => s.relay.state === 'stopped' && s.relay.lastId === null && s.feed.resets === 1), { what: 'every tab logged out' });
       assert.equal(await live[0].page.evaluate((k) => localStorage.getItem(k), cursorKey), null, 'the cursor is cleared');
       for (const s of await snapAll(live)) assert.equal(s.resources['sse-relay'].state, 'released', `${s.id} no longer competes for the stream`);
       await sleep(400);
-      assert.equal(server.stats().openStreams, 0, 'no tab reopened it');
+      assert.equal(fixture.server.stats().openStreams, 0, 'no tab reopened it');
 
       await live[0].page.evaluate(() => window.__demo.login('user-2'));
       const { snap: leader } = await waitForLeader(live, 'sse-relay');
-      await waitForServer(server, (st) => st.openStreams === 1, 'one stream again');
+      await waitForServer(fixture.server, (st) => st.openStreams === 1, 'one stream again');
       const snaps = await waitFor(async () => {
         const all = await snapAll(live);
         return all.every((s) => s.relay.session === 'user-2' && s.relay.delivered >= 3) && all;
       }, { what: 'events flowing again in the new session' });
       assertFeedsClean(snaps);
       assert.equal(leader.relay.opens[leader.relay.opens.length - 1].after, null, 'the new session starts from the head, not from the old cursor');
-      recordCounters('logout + login', snaps);
+      counters.record('logout + login', snaps);
       collectDuplicateTerms(snaps, 'main group');
     });
   });
@@ -229,7 +216,7 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
     it('frozen without a freeze event: a follower takes over after the suspect timeout; after thaw the old leader steps down and its fenced write is rejected (409 STALE_OWNER)', async () => {
       const ns = uniqueNs('freeze');
       fencedNamespaces.push(ns);
-      const tabs = await openGroup(browser, server, { ns, ids: ['t1', 't2', 't3', 't4'], query: `${FAST}&swallowFreeze=1` });
+      const tabs = await openGroup(fixture.browser, fixture.server, { ns, ids: ['t1', 't2', 't3', 't4'], query: `${FAST}&swallowFreeze=1` });
       try {
         await assertSingleLeaders(tabs);
         // A refresh is under way (its token is being minted) when the tab freezes.
@@ -237,19 +224,19 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
         const oldEpochs = Object.fromEntries(RESOURCES.map((r) => [r, before.resources[r].epoch]));
         const t0 = Date.now();
         await freezeTab(old);
-        const result = await checkRelayHandover({ survivors, oldEpoch: oldEpochs['sse-relay'], t0, server, label: 'freeze' });
+        const result = await checkRelayHandover({ survivors, oldEpoch: oldEpochs['sse-relay'], t0, server: fixture.server, label: 'freeze' });
         const refresh = await waitForLeader(survivors, 'token-refresh', { aboveEpoch: oldEpochs['token-refresh'] });
         await waitForLeader(survivors, 'websocket-owner', { aboveEpoch: oldEpochs['websocket-owner'] });
         const newEpoch = refresh.snap.resources['token-refresh'].epoch;
-        await waitForServer(server, (st) => st.log.some((e) => e.resource === `${ns}/token-refresh` && e.epoch === newEpoch && e.ok), 'the new leader wrote through the fence');
+        await waitForServer(fixture.server, (st) => st.log.some((e) => e.resource === `${ns}/token-refresh` && e.epoch === newEpoch && e.ok), 'the new leader wrote through the fence');
         timings.add(handoverRow('freeze, no freeze event: sse-relay', result, 'a frozen page is hidden: preferVisible may hand over first'));
-        timings.add(termRow('freeze, no freeze event: token-refresh', refresh.snap, 'token-refresh', t0, server, `${ns}/token-refresh`, 'suspectMs 1500'));
+        timings.add(termRow('freeze, no freeze event: token-refresh', refresh.snap, 'token-refresh', t0, fixture.server, `${ns}/token-refresh`, 'suspectMs 1500'));
 
         // Thaw (and show) the old leader: its in-flight write goes out with the stale epoch.
         await thawTab(old, { show: true });
         const isStale = (e) => e.resource === `${ns}/token-refresh` && e.owner === old.id && e.epoch === oldEpochs['token-refresh'] && e.effect.includes('in flight at freeze') && !e.ok;
-        await waitForServer(server, (st) => st.log.some(isStale), "the server rejected the thawed leader's write");
-        for (const e of server.stats().log.filter(isStale)) assert.ok(e.highest >= newEpoch, `rejected against the newer epoch ${newEpoch}`);
+        await waitForServer(fixture.server, (st) => st.log.some(isStale), "the server rejected the thawed leader's write");
+        for (const e of fixture.server.stats().log.filter(isStale)) assert.ok(e.highest >= newEpoch, `rejected against the newer epoch ${newEpoch}`);
         const thawed = await waitFor(async () => {
           const s = await snap(old);
           return RESOURCES.every((r) => s.resources[r].state === 'follower') && s.fenced.some((f) => f.error === 'STALE_OWNER' && f.status === 409) && s;
@@ -260,39 +247,39 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
         await assertSingleLeaders(tabs);
         const snaps = await snapAll(tabs);
         assertFeedsClean(snaps);
-        recordCounters('freeze, no freeze event', snaps);
+        counters.record('freeze, no freeze event', snaps);
         collectDuplicateTerms(snaps, 'freeze group');
       } finally {
-        await closeGroup(tabs, server);
+        await closeGroup(tabs, fixture.server);
       }
     });
 
     it('frozen with the freeze event: the leader steps down in its freeze handler and a follower takes over; its stale write is rejected too', async () => {
       const ns = uniqueNs('freeze-event');
       fencedNamespaces.push(ns);
-      const tabs = await openGroup(browser, server, { ns, ids: ['t1', 't2', 't3'] });
+      const tabs = await openGroup(fixture.browser, fixture.server, { ns, ids: ['t1', 't2', 't3'] });
       try {
         await assertSingleLeaders(tabs);
         const { old, survivors, before } = await leaderWithRefreshInFlight(tabs);
         const t0 = Date.now();
         await freezeTab(old);
-        const result = await checkRelayHandover({ survivors, oldEpoch: before.resources['sse-relay'].epoch, t0, server, label: 'freeze event' });
+        const result = await checkRelayHandover({ survivors, oldEpoch: before.resources['sse-relay'].epoch, t0, server: fixture.server, label: 'freeze event' });
         const refresh = await waitForLeader(survivors, 'token-refresh', { aboveEpoch: before.resources['token-refresh'].epoch });
         const newEpoch = refresh.snap.resources['token-refresh'].epoch;
-        await waitForServer(server, (st) => st.log.some((e) => e.resource === `${ns}/token-refresh` && e.epoch === newEpoch && e.ok), 'the new leader wrote through the fence');
+        await waitForServer(fixture.server, (st) => st.log.some((e) => e.resource === `${ns}/token-refresh` && e.epoch === newEpoch && e.ok), 'the new leader wrote through the fence');
         const how = result.snaps.find((s) => s.id === result.leader.id).log.filter((t) => t.resource === 'sse-relay' && t.to === 'candidate').pop();
         timings.add(handoverRow('freeze, with freeze event: sse-relay', result, `new leader via ${how && how.reason}`));
-        timings.add(termRow('freeze, with freeze event: token-refresh', refresh.snap, 'token-refresh', t0, server, `${ns}/token-refresh`));
+        timings.add(termRow('freeze, with freeze event: token-refresh', refresh.snap, 'token-refresh', t0, fixture.server, `${ns}/token-refresh`));
         await thawTab(old, { show: true });
-        await waitForServer(server, (st) => st.log.some((e) => e.resource === `${ns}/token-refresh` && e.owner === old.id && e.epoch === before.resources['token-refresh'].epoch && e.effect.includes('in flight at freeze') && !e.ok), "the server rejected the thawed leader's in-flight write");
+        await waitForServer(fixture.server, (st) => st.log.some((e) => e.resource === `${ns}/token-refresh` && e.owner === old.id && e.epoch === before.resources['token-refresh'].epoch && e.effect.includes('in flight at freeze') && !e.ok), "the server rejected the thawed leader's in-flight write");
         assert.deepEqual(lastStepDowns(await snap(old)), ['frozen', 'frozen', 'frozen'], `${old.id} stepped down from every resource when it froze`);
         await assertSingleLeaders(tabs);
         const snaps = await snapAll(tabs);
         assertFeedsClean(snaps);
-        recordCounters('freeze with freeze event', snaps);
+        counters.record('freeze with freeze event', snaps);
         collectDuplicateTerms(snaps, 'freeze-event group');
       } finally {
-        await closeGroup(tabs, server);
+        await closeGroup(tabs, fixture.server);
       }
     });
   });
@@ -301,7 +288,7 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
     // Hidden tabs' timers run about once a second: a suspect timeout well above that.
     const query = FAST.replace('heartbeatMs=250', 'heartbeatMs=500').replace('suspectMs=1500', 'suspectMs=3000');
     const ns = uniqueNs('visible');
-    const tabs = await openGroup(browser, server, { ns, ids: ['t1', 't2', 't3'], query });
+    const tabs = await openGroup(fixture.browser, fixture.server, { ns, ids: ['t1', 't2', 't3'], query });
     try {
       await assertSingleLeaders(tabs);
       const [t1, t2, t3] = tabs;
@@ -314,24 +301,24 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
       for (const r of RESOURCES) assert.equal(hidden[0].resources[r].state, 'leader', `with no visible tab, hidden t1 keeps ${r}`);
       const t0 = Date.now();
       await showTab(t3);
-      const result = await checkRelayHandover({ survivors: tabs, oldEpoch: hidden[0].resources['sse-relay'].epoch, t0, server, label: 'visible', liveOldLeader: true });
+      const result = await checkRelayHandover({ survivors: tabs, oldEpoch: hidden[0].resources['sse-relay'].epoch, t0, server: fixture.server, label: 'visible', liveOldLeader: true });
       assert.equal(result.leader, t3, 'the tab that became visible leads sse-relay');
       const ws = await waitForLeader(tabs, 'websocket-owner', { aboveEpoch: hidden[0].resources['websocket-owner'].epoch });
       assert.equal(ws.tab, t3, 'and websocket-owner');
       const refresh = await waitForLeader(tabs, 'token-refresh');
       assert.equal(refresh.tab, t1, 'token-refresh (no preferVisible) stays with hidden t1');
-      await waitForServer(server, (st) => st.openStreams === 1 && st.openSockets === 1, 'one stream and one socket');
+      await waitForServer(fixture.server, (st) => st.openStreams === 1 && st.openSockets === 1, 'one stream and one socket');
       timings.add(handoverRow('hidden leader -> tab made visible', result));
-      recordCounters('hidden -> visible', result.snaps);
+      counters.record('hidden -> visible', result.snaps);
     } finally {
-      await closeGroup(tabs, server);
+      await closeGroup(tabs, fixture.server);
     }
   });
 
   // Invariant 2 (DESIGN.md): every term has an epoch above every earlier one. Checked over
   // every hand-over above (each tab's transition log, and the server's fence log).
   it('invariant 2: no epoch was issued to two tabs in any hand-over above', () => {
-    for (const ns of fencedNamespaces) collectFenceDuplicates(server.stats(), `${ns}/token-refresh`, ns);
+    for (const ns of fencedNamespaces) collectFenceDuplicates(fixture.server.stats(), `${ns}/token-refresh`, ns);
     assert.deepEqual(termViolations, []);
   });
 });

@@ -4,16 +4,17 @@
 // resource and one stream; close, crash, freeze (no freeze event) and a hidden leader; the
 // stream resumes after the last relayed id, no event missed or repeated in any tab, and the
 // thawed stale leader's fenced write is rejected.
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer } from '../../web-demo/server.js';
-import { launchBrowser, closeTab, crashTab, freezeTab, thawTab, hideTab, showTab } from './harness.js';
+import { useBrowserFixture } from './fixture.js';
+import { closeTab, crashTab, freezeTab, thawTab, hideTab, showTab } from './harness.js';
 import {
   FAST,
   assertFeedsClean,
   checkRelayHandover,
   closeGroup,
   collectDuplicateTerms,
+  feedCountersTable,
   handoverRow,
   openGroup,
   snap,
@@ -33,33 +34,19 @@ const MODES = [
   { mode: 'broadcast', query: 'remove=locks,indexeddb', support: { webLocks: false, indexedDB: false } },
 ];
 
-let server;
-let browser;
+const fixture = useBrowserFixture();
 const timings = timingsTable();
-const counters = [];
+const counters = feedCountersTable();
 
-before(async () => {
-  server = await startServer({ port: 0 });
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
+after(() => {
   timings.print('hand-over times without Web Locks');
-  if (counters.length) {
-    console.log('relayed feed counters per tab after each case (asserted 0 and 0):');
-    for (const c of counters) console.log(`  ${c.label.padEnd(30)} ${c.tabs.map((t) => `${t.id} missed ${t.missed} dup ${t.duplicates}`).join(' | ')}`);
-  }
+  counters.print();
 });
-
-const recordCounters = (label, snaps) =>
-  counters.push({ label, tabs: snaps.map((s) => ({ id: s.id, missed: s.feed.missed, duplicates: s.feed.duplicates })) });
 
 async function assertSingleLeaders(tabs, timeoutMs = 6000) {
   const leaders = {};
   for (const resource of RESOURCES) leaders[resource] = (await waitForLeader(tabs, resource, { timeoutMs })).snap;
-  await waitForServer(server, (st) => st.openStreams === 1 && st.openSockets === 1, 'one SSE stream and one WebSocket', 6000);
+  await waitForServer(fixture.server, (st) => st.openStreams === 1 && st.openSockets === 1, 'one SSE stream and one WebSocket', 6000);
   return leaders;
 }
 
@@ -67,10 +54,10 @@ for (const { mode, query, support } of MODES) {
   describe(`demo in ${mode} mode (headless Chromium)`, { timeout: 120000 }, () => {
     let tabs;
     const ns = uniqueNs(mode);
-    after(() => closeGroup(tabs ?? [], server));
+    after(() => closeGroup(tabs ?? [], fixture.server));
 
     it(`four tabs: one leader per resource, one SSE stream, and the ${mode} mode is reported`, async () => {
-      tabs = await openGroup(browser, server, { ns, ids: ['t1', 't2', 't3', 't4'], query: `${FAST}&${query}` });
+      tabs = await openGroup(fixture.browser, fixture.server, { ns, ids: ['t1', 't2', 't3', 't4'], query: `${FAST}&${query}` });
       await assertSingleLeaders(tabs);
       await sleep(500);
       // Still one leader per resource that every tab names (waitForLeader checks both); without
@@ -83,7 +70,7 @@ for (const { mode, query, support } of MODES) {
         assert.equal(s.support.webLocks, support.webLocks, 'Web Locks removed');
         assert.equal(s.support.indexedDB, support.indexedDB);
       }
-      assert.equal(server.stats().openStreams, 1, 'one SSE stream for four tabs');
+      assert.equal(fixture.server.stats().openStreams, 1, 'one SSE stream for four tabs');
       assertFeedsClean(snaps);
     });
 
@@ -92,10 +79,10 @@ for (const { mode, query, support } of MODES) {
       const survivors = tabs.filter((t) => t !== leader);
       const t0 = Date.now();
       await closeTab(leader);
-      const result = await checkRelayHandover({ survivors, oldEpoch: leaderSnap.resources['sse-relay'].epoch, t0, server, label: `${mode} close` });
+      const result = await checkRelayHandover({ survivors, oldEpoch: leaderSnap.resources['sse-relay'].epoch, t0, server: fixture.server, label: `${mode} close` });
       await assertSingleLeaders(survivors);
       timings.add(handoverRow(`${mode}: close (graceful)`, result));
-      recordCounters(`${mode}: close`, result.snaps);
+      counters.record(`${mode}: close`, result.snaps);
       tabs = survivors;
     });
 
@@ -104,11 +91,11 @@ for (const { mode, query, support } of MODES) {
       const survivors = tabs.filter((t) => t !== leader);
       const t0 = Date.now();
       const crashed = crashTab(leader);
-      const result = await checkRelayHandover({ survivors, oldEpoch: leaderSnap.resources['sse-relay'].epoch, t0, server, label: `${mode} crash` });
+      const result = await checkRelayHandover({ survivors, oldEpoch: leaderSnap.resources['sse-relay'].epoch, t0, server: fixture.server, label: `${mode} crash` });
       await crashed;
       await assertSingleLeaders(survivors);
       timings.add(handoverRow(`${mode}: crash`, result, mode === 'lease' ? 'leaseMs 3000' : 'suspectMs 1500'));
-      recordCounters(`${mode}: crash`, result.snaps);
+      counters.record(`${mode}: crash`, result.snaps);
       await leader.page.close().catch(() => {});
       tabs = survivors;
     });
@@ -120,7 +107,7 @@ for (const { mode, query, support } of MODES) {
     let frozen = null;
     it('freeze the leader of token-refresh without a freeze event (its write under way)', async () => {
       // Back to four tabs, the new ones asking last.
-      tabs.push(...(await openGroup(browser, server, { ns, ids: ['t5', 't6'], query: `${FAST}&${query}&swallowFreeze=1` })));
+      tabs.push(...(await openGroup(fixture.browser, fixture.server, { ns, ids: ['t5', 't6'], query: `${FAST}&${query}&swallowFreeze=1` })));
       await assertSingleLeaders(tabs);
       // Settled: the token-refresh term must be older than 1.5 s, so that no takeover of the
       // opening moments is counted as the freeze's.
@@ -143,10 +130,10 @@ for (const { mode, query, support } of MODES) {
       const survivors = tabs.filter((t) => t !== old);
       const refresh = await waitForLeader(survivors, 'token-refresh', { aboveEpoch: oldEpochs['token-refresh'], timeoutMs: 6000 });
       const newEpoch = refresh.snap.resources['token-refresh'].epoch;
-      await waitForServer(server, (st) => st.log.some((e) => e.resource === `${ns}/token-refresh` && e.epoch === newEpoch && e.ok), 'the new leader wrote through the fence');
-      timings.add(termRow(`${mode}: freeze (no event): token-refresh`, refresh.snap, 'token-refresh', t0, server, `${ns}/token-refresh`));
+      await waitForServer(fixture.server, (st) => st.log.some((e) => e.resource === `${ns}/token-refresh` && e.epoch === newEpoch && e.ok), 'the new leader wrote through the fence');
+      timings.add(termRow(`${mode}: freeze (no event): token-refresh`, refresh.snap, 'token-refresh', t0, fixture.server, `${ns}/token-refresh`));
       if (frozen.ledRelay) {
-        const result = await checkRelayHandover({ survivors, oldEpoch: oldEpochs['sse-relay'], t0, server, label: `${mode} freeze` });
+        const result = await checkRelayHandover({ survivors, oldEpoch: oldEpochs['sse-relay'], t0, server: fixture.server, label: `${mode} freeze` });
         timings.add(handoverRow(`${mode}: freeze (no event): sse-relay`, result));
       }
       frozen.tookOver = true;
@@ -158,7 +145,7 @@ for (const { mode, query, support } of MODES) {
         await afterThaw();
       } finally {
         tabs = [];
-        await closeGroup(group, server);
+        await closeGroup(group, fixture.server);
       }
     });
 
@@ -167,8 +154,8 @@ for (const { mode, query, support } of MODES) {
       const { old, oldEpochs } = frozen;
       await thawTab(old, { show: true });
       const stale = (e) => e.resource === `${ns}/token-refresh` && e.owner === old.id && e.epoch === oldEpochs['token-refresh'] && e.effect.includes('in flight at freeze');
-      await waitForServer(server, (st) => st.log.some(stale), "the thawed leader's in-flight write reached the server", 6000);
-      const log = server.stats().log.filter((e) => e.resource === `${ns}/token-refresh`);
+      await waitForServer(fixture.server, (st) => st.log.some(stale), "the thawed leader's in-flight write reached the server", 6000);
+      const log = fixture.server.stats().log.filter((e) => e.resource === `${ns}/token-refresh`);
       const inFlight = log.find(stale);
       if (frozen.tookOver) {
         // A newer term wrote while it was frozen: the fence rejects the stale write.
@@ -191,7 +178,7 @@ for (const { mode, query, support } of MODES) {
         return all.every((s) => s.feed.last !== null && s.feed.last >= last - 2) && all;
       }, { what: 'every tab caught up with the feed' });
       assertFeedsClean(snaps);
-      recordCounters(`${mode}: freeze + thaw`, snaps);
+      counters.record(`${mode}: freeze + thaw`, snaps);
       collectDuplicateTerms(snaps, `${mode} group`);
     }
 
@@ -199,7 +186,7 @@ for (const { mode, query, support } of MODES) {
     // leader to hand over (the core does this in every mode since 1d91b25).
     it('a hidden leader hands over to a tab that becomes visible, for the resources that preferVisible', async () => {
       const slow = FAST.replace('heartbeatMs=250', 'heartbeatMs=500').replace('suspectMs=1500', 'suspectMs=3000').replace('leaseMs=3000', 'leaseMs=5000');
-      const group = await openGroup(browser, server, { ns: uniqueNs(`${mode}-visible`), ids: ['v1', 'v2', 'v3'], query: `${slow}&${query}` });
+      const group = await openGroup(fixture.browser, fixture.server, { ns: uniqueNs(`${mode}-visible`), ids: ['v1', 'v2', 'v3'], query: `${slow}&${query}` });
       try {
         const { tab: leader } = await waitForLeader(group, 'sse-relay', { timeoutMs: 8000 });
         const others = group.filter((t) => t !== leader);
@@ -212,12 +199,12 @@ for (const { mode, query, support } of MODES) {
         const target = others[others.length - 1];
         const t0 = Date.now();
         await showTab(target);
-        const result = await checkRelayHandover({ survivors: group, oldEpoch: hidden.resources['sse-relay'].epoch, t0, server, label: `${mode} visible`, liveOldLeader: true, timeoutMs: 3000 });
+        const result = await checkRelayHandover({ survivors: group, oldEpoch: hidden.resources['sse-relay'].epoch, t0, server: fixture.server, label: `${mode} visible`, liveOldLeader: true, timeoutMs: 3000 });
         assert.equal(result.leader, target, 'the tab that became visible leads sse-relay');
         timings.add(handoverRow(`${mode}: hidden leader -> tab made visible`, result));
-        recordCounters(`${mode}: hidden -> visible`, result.snaps);
+        counters.record(`${mode}: hidden -> visible`, result.snaps);
       } finally {
-        await closeGroup(group, server).catch(() => {});
+        await closeGroup(group, fixture.server).catch(() => {});
       }
     });
   });

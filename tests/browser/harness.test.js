@@ -4,8 +4,8 @@
 // Run: node --test tests/browser/
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer } from '../../web-demo/server.js';
-import { launchBrowser, crashTab, freezeTab, thawTab, closeTab, hideTab, showTab } from './harness.js';
+import { useBrowserFixture } from './fixture.js';
+import { crashTab, freezeTab, thawTab, closeTab, hideTab, showTab } from './harness.js';
 
 const ROUNDS = Number(process.env.BATON_HANDOVER_ROUNDS) || 3; // per kind, in the measuring test
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -41,21 +41,16 @@ async function waitForSingleLeader(tabs, { timeoutMs = 5000, settleMs = 100 } = 
 }
 
 describe('browser harness (headless Chromium, bare navigator.locks)', { timeout: 50000 }, () => {
-  let server;
-  let browser;
+  const fixture = useBrowserFixture();
   let pageUrl;
   const handovers = [];
   const tabs = {};
 
-  before(async () => {
-    server = await startServer({ port: 0 });
-    pageUrl = `${server.url}test-pages/bare-lock.html`;
-    browser = await launchBrowser();
+  before(() => {
+    pageUrl = `${fixture.server.url}test-pages/bare-lock.html`;
   });
 
-  after(async () => {
-    await browser?.close();
-    await server?.close();
+  after(() => {
     if (handovers.length) {
       console.log('hand-over times (ms, command sent -> new leader granted the lock):');
       for (const h of handovers) console.log(`  ${h.kind.padEnd(28)} ${h.ms.toFixed(1)}${h.note ? `  (${h.note})` : ''}`);
@@ -63,7 +58,7 @@ describe('browser harness (headless Chromium, bare navigator.locks)', { timeout:
   });
 
   it('opens 3 tabs; exactly one holds the lock', async () => {
-    for (const id of ['A', 'B', 'C']) tabs[id] = await browser.openTab(`${pageUrl}?id=${id}`);
+    for (const id of ['A', 'B', 'C']) tabs[id] = await fixture.browser.openTab(`${pageUrl}?id=${id}`);
     const leader = await waitForSingleLeader(Object.values(tabs));
     assert.equal(leader, tabs.A, 'the first tab to ask gets the lock');
     for (const id of ['A', 'B', 'C']) {
@@ -94,7 +89,7 @@ describe('browser harness (headless Chromium, bare navigator.locks)', { timeout:
 
   it('freezing a tab fires freeze and stops its timers, BroadcastChannel still handled; thaw resumes', async () => {
     const frozen = tabs.C; // the leader
-    tabs.D = await browser.openTab(`${pageUrl}?id=D`);
+    tabs.D = await fixture.browser.openTab(`${pageUrl}?id=D`);
     const probe = tabs.D;
     // Pings from D are answered by C's message handler with C's tick counter.
     const ping = (seq) => probe.page.evaluate(async (seq) => {
@@ -162,8 +157,8 @@ describe('browser harness (headless Chromium, bare navigator.locks)', { timeout:
     for (const [kind, query, end] of kinds) {
       for (let i = 0; i < ROUNDS; i++) {
         const lock = `m${++round}`;
-        const a = await browser.openTab(`${pageUrl}?id=a${round}&lock=${lock}${query}`);
-        const b = await browser.openTab(`${pageUrl}?id=b${round}&lock=${lock}${query}`);
+        const a = await fixture.browser.openTab(`${pageUrl}?id=a${round}&lock=${lock}${query}`);
+        const b = await fixture.browser.openTab(`${pageUrl}?id=b${round}&lock=${lock}${query}`);
         assert.equal(await waitForSingleLeader([a, b], { settleMs: 0 }), a);
         const t0 = Date.now();
         await end(a);
@@ -185,14 +180,14 @@ describe('browser harness (headless Chromium, bare navigator.locks)', { timeout:
     });
     assert.deepEqual(results.map((r) => r.status), [200, 409, 200]);
     assert.deepEqual(results[1].body, { ok: false, error: 'STALE_OWNER', highest: 5 });
-    const { fenced, log } = server.stats();
+    const { fenced, log } = fixture.server.stats();
     assert.equal(fenced.highest.harness, 5);
     assert.deepEqual(log.filter((e) => e.resource === 'harness').map((e) => e.ok), [true, false, true]);
   });
 
   it('the SSE feed delivers numbered events to EventSource; the server counts one open stream', async () => {
     const page = tabs.D.page;
-    assert.equal(server.stats().openStreams, 0);
+    assert.equal(fixture.server.stats().openStreams, 0);
     const ids = await page.evaluate(() => new Promise((resolve, reject) => {
       const got = [];
       const es = window.__es = new EventSource('/stream?interval=50');
@@ -205,8 +200,8 @@ describe('browser harness (headless Chromium, bare navigator.locks)', { timeout:
       setTimeout(() => reject(new Error(`only ${got.length} events`)), 5000);
     }));
     for (let i = 1; i < ids.length; i++) assert.equal(ids[i], ids[i - 1] + 1, `consecutive ids: ${ids}`);
-    assert.equal(server.stats().openStreams, 1);
-    assert.ok(server.stats().totalStreams >= 1);
+    assert.equal(fixture.server.stats().openStreams, 1);
+    assert.ok(fixture.server.stats().totalStreams >= 1);
 
     // Resuming after an id replays what was missed, in order, at once.
     const from = ids[0];
@@ -220,7 +215,7 @@ describe('browser harness (headless Chromium, bare navigator.locks)', { timeout:
 
     await page.evaluate(() => window.__es.close());
     const deadline = Date.now() + 3000;
-    while (server.stats().openStreams !== 0 && Date.now() < deadline) await sleep(20);
-    assert.equal(server.stats().openStreams, 0, 'closing the EventSource closes the stream');
+    while (fixture.server.stats().openStreams !== 0 && Date.now() < deadline) await sleep(20);
+    assert.equal(fixture.server.stats().openStreams, 0, 'closing the EventSource closes the stream');
   });
 });

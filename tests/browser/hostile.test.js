@@ -7,27 +7,16 @@
 // no tab stepped down or started a term, the drop counters in metrics(), and that the next
 // term after the leader closes is the leader's epoch + 1 (no frame moved the durable floor).
 // Printed: the leader's time in Baton's channel handler per frame.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer } from '../../web-demo/server.js';
-import { launchBrowser, closeTab } from './harness.js';
+import { useBrowserFixture } from './fixture.js';
+import { closeTab } from './harness.js';
 import { waitFor } from './demo-helpers.js';
 
 const IDS = ['h1', 'h2', 'h3'];
 const SECONDS = Number(process.env.BATON_HOSTILE_SECONDS ?? 10);
 const RESOURCE = 'ws';
-let server;
-let browser;
-
-before(async () => {
-  server = await startServer({ port: 0 });
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const fixture = useBrowserFixture();
 
 const snap = (tab) => tab.page.evaluate(() => window.__tab.snapshot());
 const snapAll = (tabs) => Promise.all(tabs.map(snap));
@@ -68,12 +57,12 @@ function report(label, leader, sent, before, now) {
 async function openGroup(label, heartbeatMs) {
   const ns = `${label}-${process.pid}`;
   // The attacker first, so that it captures the tabs' first frames to replay.
-  const attacker = await browser.openTab(`${server.url}test-pages/attacker.html?ns=${ns}`);
+  const attacker = await fixture.openTestPage(`attacker.html?ns=${ns}`);
   await waitFor(() => attacker.page.evaluate(() => Boolean(window.__attack)), { what: 'attacker ready', timeoutMs: 30000 });
   await attacker.page.evaluate(() => window.__attack.capture());
   const tabs = [];
   for (const id of IDS) {
-    const tab = await browser.openTab(`${server.url}test-pages/tab.html?ns=${ns}&id=${id}&heartbeatMs=${heartbeatMs}`);
+    const tab = await fixture.openTestPage(`tab.html?ns=${ns}&id=${id}&heartbeatMs=${heartbeatMs}`);
     await waitFor(() => tab.page.evaluate(() => Boolean(window.__tab)), { what: `${id} ready`, timeoutMs: 30000 });
     tabs.push(tab);
   }

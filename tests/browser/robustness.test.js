@@ -5,8 +5,8 @@
 // resume, and a leader that is alive but whose source went silent is asked to step down.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer } from '../../web-demo/server.js';
-import { launchBrowser, closeTab } from './harness.js';
+import { useBrowserFixture } from './fixture.js';
+import { closeTab } from './harness.js';
 import { startWsFeed } from './ws-feed.js';
 import {
   FAST,
@@ -26,34 +26,26 @@ import {
 } from './demo-helpers.js';
 
 const RESOURCES = ['websocket-owner', 'sse-relay', 'token-refresh'];
-let server;
-let browser;
+const fixture = useBrowserFixture();
 const timings = timingsTable();
 
-before(async () => {
-  server = await startServer({ port: 0 });
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
+after(() => {
   timings.print('hand-over times (robustness)');
 });
 
 async function assertSingleLeaders(tabs) {
   for (const resource of RESOURCES) await waitForLeader(tabs, resource);
-  await waitForServer(server, (st) => st.openStreams === 1 && st.openSockets === 1, 'one SSE stream and one WebSocket');
+  await waitForServer(fixture.server, (st) => st.openStreams === 1 && st.openSockets === 1, 'one SSE stream and one WebSocket');
 }
 
 describe('storage blocked (localStorage and indexedDB.open throw)', { timeout: 90000 }, () => {
   let tabs = [];
   let leader;
-  after(() => closeGroup(tabs, server));
+  after(() => closeGroup(tabs, fixture.server));
 
   it('the election still works and reports degraded mode', async () => {
     const ns = uniqueNs('blocked');
-    tabs = await openGroup(browser, server, { ns, ids: ['t1', 't2', 't3'], query: `${FAST}&blockStorage=1` });
+    tabs = await openGroup(fixture.browser, fixture.server, { ns, ids: ['t1', 't2', 't3'], query: `${FAST}&blockStorage=1` });
     {
       const blocked = await tabs[0].page.evaluate(() => {
         const probe = (fn) => {
@@ -95,7 +87,7 @@ describe('storage blocked (localStorage and indexedDB.open throw)', { timeout: 9
       await closeTab(old);
       const survivors = tabs.filter((t) => t !== old);
       tabs = survivors;
-      const result = await checkRelayHandover({ survivors, oldEpoch: leader.resources['sse-relay'].epoch, t0, server, label: 'storage blocked' });
+      const result = await checkRelayHandover({ survivors, oldEpoch: leader.resources['sse-relay'].epoch, t0, server: fixture.server, label: 'storage blocked' });
       await assertSingleLeaders(survivors);
       for (const s of result.snaps) {
         // Degraded mode is reported by a tab once it has tried to store an epoch, i.e. once it led.
@@ -113,8 +105,8 @@ describe('storage blocked (localStorage and indexedDB.open throw)', { timeout: 9
 describe('a hostile page on the same origin', { timeout: 60000 }, () => {
   it('malformed, oversized, foreign-version and forged messages: every tab keeps working and counts the drops', async () => {
     const ns = uniqueNs('hostile');
-    const tabs = await openGroup(browser, server, { ns, ids: ['t1', 't2', 't3'] });
-    const hostile = await browser.openTab(`${server.url}test-pages/hostile.html?ns=${encodeURIComponent(ns)}&flood=500`);
+    const tabs = await openGroup(fixture.browser, fixture.server, { ns, ids: ['t1', 't2', 't3'] });
+    const hostile = await fixture.openTestPage(`hostile.html?ns=${encodeURIComponent(ns)}&flood=500`);
     try {
       await assertSingleLeaders(tabs);
       const before = await snapAll(tabs);
@@ -174,7 +166,7 @@ describe('a hostile page on the same origin', { timeout: 60000 }, () => {
       for (const s of later) assert.equal(s.presence.length, 2, `${s.id} sees exactly the two other demo tabs (no forged candidate)`);
     } finally {
       await hostile.page.close().catch(() => {});
-      await closeGroup(tabs, server);
+      await closeGroup(tabs, fixture.server);
     }
   });
 });
@@ -195,7 +187,7 @@ describe('the relay over a WebSocket source', { timeout: 90000 }, () => {
   });
 
   async function open(id, protocol = 1) {
-    const tab = await browser.openTab(`${server.url}test-pages/ws-relay.html?ns=${encodeURIComponent(ns)}&id=${id}&protocol=${protocol}&feed=${encodeURIComponent(feed.url)}&heartbeatMs=250&suspectMs=1500&silenceMs=1500`);
+    const tab = await fixture.openTestPage(`ws-relay.html?ns=${encodeURIComponent(ns)}&id=${id}&protocol=${protocol}&feed=${encodeURIComponent(feed.url)}&heartbeatMs=250&suspectMs=1500&silenceMs=1500`);
     tab.id = id;
     await waitFor(() => tab.page.evaluate(() => Boolean(window.__ws)), { what: `${id} ready` });
     return tab;

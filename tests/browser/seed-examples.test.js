@@ -3,22 +3,19 @@
 // import map (tests/browser/pages/seed-examples.html holds the examples verbatim). Three
 // tabs run each example; exactly one does the leader's work, and when it closes (or, for the
 // article, abdicates) another takes the work over.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startServer } from '../../web-demo/server.js';
-import { launchBrowser, closeTab } from './harness.js';
+import { useBrowserFixture } from './fixture.js';
+import { closeTab } from './harness.js';
 import { waitFor } from './demo-helpers.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '..', '..');
 const APP = path.join(HERE, 'artifacts', 'seed-examples');
-
-let server;
-let browser;
 
 before(async () => {
   rmSync(APP, { recursive: true, force: true });
@@ -26,17 +23,12 @@ before(async () => {
   mkdirSync(unpacked, { recursive: true });
   const [packed] = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', APP], { cwd: path.join(ROOT, 'js-glue'), encoding: 'utf8' }));
   execFileSync('tar', ['xzf', path.join(APP, packed.filename), '-C', unpacked, '--strip-components=1']);
-  server = await startServer({ port: 0, mounts: { '/app/': APP } });
-  browser = await launchBrowser();
 });
 
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const fixture = useBrowserFixture({ mounts: { '/app/': APP } });
 
 async function openExample(example) {
-  const tab = await browser.openTab(`${server.url}test-pages/seed-examples.html?example=${example}`);
+  const tab = await fixture.openTestPage(`seed-examples.html?example=${example}`);
   await waitFor(() => tab.page.evaluate(() => window.__seed.ready || window.__seed.error !== null), { timeoutMs: 30000, what: `${example} tab ready` });
   assert.equal(await seedOf(tab).then((s) => s.error), null);
   return tab;

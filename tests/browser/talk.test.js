@@ -4,31 +4,20 @@
 // delivered), NO_LEADER after the timeout, the accept filter, forwarded errors, leader state
 // after a hand-over, the fenced IndexedDB transaction refusing a thawed stale leader, and a
 // shared worker rejecting a stale owner's messages with Fence.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer } from '../../web-demo/server.js';
-import { closeTab, crashTab, freezeTab, launchBrowser, thawTab } from './harness.js';
+import { useBrowserFixture } from './fixture.js';
+import { closeTab, crashTab, freezeTab, thawTab } from './harness.js';
 import { uniqueNs, waitFor } from './demo-helpers.js';
 
-let server;
-let browser;
+const fixture = useBrowserFixture();
 const REQUESTS = 5;
-
-before(async () => {
-  server = await startServer({ port: 0 });
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
 
 /** Opens talk pages with these ids in one namespace; each has `.t(fn, arg)` to run in the page. */
 async function openTalk(ns, ids, query = '') {
   const tabs = [];
   for (const id of ids) {
-    const tab = await browser.openTab(`${server.url}test-pages/talk.html?ns=${ns}&id=${id}${query}`);
+    const tab = await fixture.openTestPage(`talk.html?ns=${ns}&id=${id}${query}`);
     await tab.page.waitForFunction(() => window.tReady === true);
     tab.id = id;
     tab.t = (fn, arg) => tab.page.evaluate(fn, arg);

@@ -89,7 +89,7 @@ std::string render() {
   js += constant("DEFAULT_TRIGGER_JITTER_MS", c.trigger_jitter_ms, "trigger_jitter_ms");
   js += constant("DEFAULT_BACKOFF_BASE_MS", c.backoff_base_ms, "backoff_base_ms");
   js += constant("DEFAULT_BACKOFF_MAX_MS", c.backoff_max_ms, "backoff_max_ms");
-  js += constant("DEFAULT_LOG_CAPACITY", static_cast<double>(c.log_capacity), "log_capacity");
+  js += constant("DEFAULT_LOG_CAPACITY", static_cast<double>(kLogCapacity), "kLogCapacity");
   return js;
 }
 

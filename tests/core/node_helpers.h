@@ -20,7 +20,7 @@ inline Config config(const std::string& id, Authority a = Authority::web_locks) 
   return c;
 }
 
-inline Event event(EventKind kind, double now, const std::string& resource = "") {
+inline Event event(EventKind kind, double now, std::string_view resource = "") {
   Event e;
   e.kind = kind;
   e.now_ms = now;

@@ -164,16 +164,22 @@ TEST_CASE("triggers are coalesced into fewer evaluations") {
 }
 
 TEST_CASE("the transition log is bounded and records reasons") {
-  Config c = config("a");
-  c.log_capacity = 4;
-  Node a(c);
-  for (int i = 0; i < 5; ++i) {
-    lead(a, "ws", i * 100.0, i + 1);
-    a.step(event(EventKind::lock_lost, i * 100.0 + 50, "ws"));
+  Node a(config("a"));
+  // Terms until the ring has wrapped. Each starts with a tick, as a live tab's timer
+  // runs: a tab whose timer is overdue counts as stalled and asks for no lock until its
+  // next tick (defer_while_stalled). The bound stops the loop if terms stop coming.
+  for (int terms = 0; a.log().pushed() <= kLogCapacity && terms < 2 * static_cast<int>(kLogCapacity); ++terms) {
+    double t = terms * 100.0;
+    a.step(event(EventKind::tick, t));
+    lead(a, "ws", t, static_cast<uint64_t>(terms) + 1);
+    a.step(event(EventKind::lock_lost, t + 50, "ws"));
   }
-  CHECK(a.log().size() == 4);
+  CHECK(a.log().size() == kLogCapacity);
+  CHECK(a.log().pushed() > kLogCapacity);
   CHECK(a.log().back().to == Role::follower);
   CHECK(a.log().back().reason == Reason::lock_lost);
+  // Oldest first: the entries are in the order they happened.
+  for (size_t i = 1; i < a.log().size(); ++i) CHECK(a.log()[i - 1].at_ms <= a.log()[i].at_ms);
 }
 
 TEST_CASE("dispose says goodbye, releases everything, and ends the node") {

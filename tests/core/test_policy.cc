@@ -22,13 +22,13 @@ struct Tab {
   std::string id = "tab";
   Lifecycle lifecycle = Lifecycle::active;
   Liveness liveness = Liveness::alive;
-  std::vector<std::string> capabilities;
+  Capabilities capabilities;
   std::string app_version = "1.0";
   double start_ms = 0;
   bool online = true;
 
   CandidateView view() const {
-    return {&id, lifecycle, liveness, &capabilities, &app_version, start_ms, online};
+    return {id, lifecycle, liveness, &capabilities, app_version, start_ms, online};
   }
 };
 

@@ -668,7 +668,7 @@ TEST_CASE("wire: the encoder clamps over-long strings to their limits") {
   Frame out = round_trip(in);
   CHECK(out.sender == std::string(kMaxIdBytes, 's'));
   CHECK(out.app_version == std::string(kMaxVersionBytes, 'v'));
-  CHECK(out.capabilities == std::vector<std::string>{std::string(kMaxCapabilityBytes, 'c')});
+  CHECK(out.capabilities == Capabilities{std::string(kMaxCapabilityBytes, 'c')});
   REQUIRE(out.claims.size() == 1);
   CHECK(out.claims[0].resource == std::string(kMaxResourceBytes, 'r'));
   CHECK(out.claims[0].epoch == 9);

@@ -65,14 +65,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         case EffectKind::broadcast:
           if (sent.size() < 64) sent.push_back(e.bytes);
           break;
-        case EffectKind::lock_release:
-          if (lock_holder.count(e.resource) && lock_holder[e.resource] == who) lock_holder.erase(e.resource);
+        case EffectKind::lock_release: {
+          std::string res = e.resource.str();
+          if (lock_holder.count(res) && lock_holder[res] == who) lock_holder.erase(res);
           break;
+        }
         case EffectKind::elected: {
-          if (trace) std::fprintf(stderr, "  t%d elected %s epoch %llu\n", who, e.resource.c_str(), static_cast<unsigned long long>(e.epoch));
+          if (trace) std::fprintf(stderr, "  t%d elected %s epoch %llu\n", who, e.resource.str().c_str(), static_cast<unsigned long long>(e.epoch));
           // A degraded term says its epoch may repeat; every other term's is unique.
           if (e.degraded != Degraded::none) break;
-          auto key = std::make_pair(e.resource, e.epoch);
+          auto key = std::make_pair(e.resource.str(), e.epoch);
           auto it = term_owner.find(key);
           if (it != term_owner.end() && it->second != who) std::abort();
           term_owner[key] = who;

@@ -101,6 +101,32 @@ describe('requests', () => {
     assert.equal(late.code, 'TIMEOUT');
   });
 
+  test('an answer ready at once is its own acknowledgement; a slower one is acknowledged before it is answered', async () => {
+    const { browser, tabs } = openTabs(2);
+    const batons = batonsFor(tabs);
+    let release = null;
+    const handle = batons[0].lead('ack', {
+      serve: (message) => (message === 'slow' ? new Promise((resolve) => { release = resolve; }) : message),
+    });
+    await waitFor(() => handle.state() === 'leader');
+    // A tab with no Baton code listens to the talk channel: it sees what the leader posts.
+    const seen = [];
+    const observer = new (browser.tab('observer').BroadcastChannel)('baton/app/v1/talk/ack');
+    observer.onmessage = (event) => seen.push(`${event.data.k} ${event.data.id}`);
+    const count = (what) => seen.filter((x) => x === what).length;
+
+    assert.equal(await batons[1].request('ack', 'now', { id: 'now-1' }), 'now');
+    await waitFor(() => count('res now-1') >= 1, { what: 'the answer seen by the observer' });
+    assert.equal(count('ack now-1'), 0, 'a synchronous serve: the answer alone, no acknowledgement');
+
+    const slow = batons[1].request('ack', 'slow', { id: 'slow-1' });
+    await waitFor(() => count('ack slow-1') >= 1 && release !== null, { what: 'the slow request acknowledged while serve runs' });
+    assert.equal(count('res slow-1'), 0, 'not answered yet');
+    release('done');
+    assert.equal(await slow, 'done');
+    observer.close();
+  });
+
   test('errors thrown by serve reach the caller; the accept filter refuses commands it does not allow', async () => {
     const { tabs } = openTabs(2);
     const batons = batonsFor(tabs);

@@ -190,19 +190,22 @@ void World::process(Scheduled& s) {
         deferred_[t->index].push_back(s);
         break;
       }
-      if (s.request != 0 && t->lock_request[s.event.resource] != s.request) {
+    {
+      std::string res = s.event.resource.str();
+      if (s.request != 0 && t->lock_request[res] != s.request) {
         // A callback of a request the glue already replaced: a stale grant is given
         // back by the glue itself and never reaches the core.
-        LockQueue& q = locks_[s.event.resource];
+        LockQueue& q = locks_[res];
         if (q.holder.tab == t->index && q.holder.id == s.request) {
           q.holder = LockRequest{};
-          grant_next(s.event.resource);
+          grant_next(res);
         }
         break;
       }
       if (s.kind == Kind::callback) deliver(*t, s.event);
-      else run_lease_txn(*t, s.event.resource);
+      else run_lease_txn(*t, res);
       break;
+    }
     case Kind::release_crashed: lock_drop_all(s.tab); break;
     case Kind::fault:
       if (!faults_on_) break;
@@ -256,7 +259,7 @@ int World::open_tab(const TabSpec& spec) {
   c.start_ms = node_now();
   // From the seed and the tab alone, so that a replayed scenario seeds the same node.
   c.seed = Random(opt_.seed * 0x2545F4914F6CDD1Dull + static_cast<uint64_t>(t->index)).next();
-  c.capabilities = spec.capabilities;
+  for (const std::string& cap : spec.capabilities) c.capabilities.push_back(cap);
   c.app_version = spec.app_version;
   c.mutations = opt_.mutations;
   t->node = std::make_unique<Node>(c);
@@ -332,8 +335,8 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
     }
     switch (fx.kind) {
       case EffectKind::broadcast: broadcast(t, fx.bytes); break;
-      case EffectKind::lock_request: lock_request(t, fx.resource, fx.lock_mode); break;
-      case EffectKind::lock_release: lock_release(t, fx.resource); break;
+      case EffectKind::lock_request: lock_request(t, fx.resource.str(), fx.lock_mode); break;
+      case EffectKind::lock_release: lock_release(t, fx.resource.str()); break;
       case EffectKind::allocate_epoch: allocate_epoch(t, fx); break;
       case EffectKind::lease_try: {
         if (storage_ == StorageMode::hung) break;
@@ -385,7 +388,7 @@ void World::guarded_effects(Tab& t) {
 // answers below the floor it was given (an epoch source going backwards). An honest glue
 // reports lost writes and stale reads as not durable; it cannot know about the others.
 void World::allocate_epoch(Tab& t, const Effect& fx) {
-  const std::string& res = fx.resource;
+  const std::string res = fx.resource.str();
   uint64_t& stored = epoch_store_[res];
   uint64_t& issued = epoch_issued_[res];
   if (fx.epoch > issued && t.node->authority() != Authority::broadcast) {
@@ -421,7 +424,7 @@ void World::allocate_epoch(Tab& t, const Effect& fx) {
   issued = std::max(issued, e.epoch);
   auto [answer, fresh] = t.answers[res].emplace(e.epoch, trusted);
   if (!fresh) answer->second = answer->second || trusted;
-  schedule_callback(t, e, 0.05);
+  schedule_callback(t, e, epoch_delay_ms_);
 }
 
 double World::store_fault() {
@@ -432,7 +435,7 @@ double World::store_fault() {
 // Terms that are not degraded run fenced effects, so their epochs must be unique and
 // rise in the order the terms begin, whatever the receiver's fence does.
 void World::on_elected(Tab& t, const Effect& fx) {
-  const std::string& res = fx.resource;
+  const std::string res = fx.resource.str();
   ++terms_won_[res];
   uint64_t& issued = epoch_issued_[res];
   issued = std::max(issued, fx.epoch);  // a made-up epoch of a degraded term becomes a floor too

@@ -115,6 +115,8 @@ class World {
   void inject(int tab, std::vector<uint8_t> bytes);  // a frame from a hostile sender
   void jump_clock(double delta_ms);
   void set_storage(StorageMode mode) { storage_ = mode; }
+  // How long the epoch counter takes to answer (a busy browser's IndexedDB).
+  void set_storage_delay(double ms) { epoch_delay_ms_ = ms; }
   void set_network_faults(bool on) { faults_on_ = on; }
   void end_faults();
   // Runs every step due at or before `until_ms` (simulated time since the start).
@@ -268,6 +270,7 @@ class World {
   std::vector<uint8_t> replay_;                   // a real frame, for replaying
   std::map<std::string, LeaseRecord> lease_store_;
   StorageMode storage_ = StorageMode::works;
+  double epoch_delay_ms_ = 0.05;
   std::vector<std::string> resources_;  // every resource a tab joined, in order
   std::vector<HoldRule> holds_;
   std::vector<Held> held_;

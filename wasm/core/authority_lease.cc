@@ -105,11 +105,11 @@ void Node::start_lease(Resource& r, LeaseOp op, double now, Effects& out) {
   out.push_back(make(EffectKind::lease_try, r.name));
 }
 
-LeaseRecord Node::lease_decide(const std::string& resource, const LeaseRecord& current, double now) {
+LeaseRecord Node::lease_decide(std::string_view resource, const LeaseRecord& current, double now) {
   LeaseRecord none;
-  auto it = resources_.find(resource);
-  if (it == resources_.end()) return none;
-  Resource& r = it->second;
+  Resource* found = resources_.find(resource);
+  if (!found) return none;
+  Resource& r = *found;
   bool same_owner = current.present && current.owner == config_.id && current.generation == config_.generation;
   bool valid = current.present && lease_expiry(r, current) > now;
   switch (r.lease_op) {
@@ -189,7 +189,8 @@ void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effe
   bool mine = rec.present && rec.owner == config_.id && rec.generation == config_.generation &&
               rec.expires_ms > now;
   if (r.left) {
-    resources_.erase(r.name);
+    ResourceName name = r.name;  // r is gone once erased
+    resources_.erase(name);
     return;
   }
   if (op == LeaseOp::release || r.role == Role::stepping_down) {

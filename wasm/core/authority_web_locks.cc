@@ -44,6 +44,12 @@ void Node::WebLocks::campaign(Node& n, Resource& r, double now, Effects& out) co
   double last_progress = leader ? std::max(leader->last_progress_ms, r.queued_ms)
                                 : std::max(r.queued_ms, r.leaderless_since_ms);
   double steal_after = last_progress + c.suspect_ms + pos * c.rank_stagger_ms;
+  if (r.steal_announced_ms >= 0) {
+    // Another tab announced its steal: it takes the grace, then up to the storage timeout
+    // to start its term (see Node::note_steal_announced).
+    double stealer_due = r.steal_announced_ms + c.steal_grace_ms + c.storage_timeout_ms + c.heartbeat_ms;
+    steal_after = std::max(steal_after, stealer_due + pos * c.rank_stagger_ms);
+  }
   if (now < steal_after) {
     r.abdicate_asked_ms = -1;
     r.wake_ms = std::min(r.wake_ms, steal_after);

@@ -3,8 +3,10 @@
 // simulation's effect log) keeps one; a stale owner's effect gets STALE_OWNER.
 #pragma once
 #include <cstdint>
-#include <map>
-#include <string>
+#include <string_view>
+
+#include "fixed.h"
+#include "wire.h"
 
 namespace baton {
 
@@ -13,8 +15,8 @@ enum class FenceVerdict : uint8_t { accepted = 0, stale_owner = 1 };
 class Fence {
  public:
   // Accepts epochs equal to or above the highest seen (a term may act many times).
-  FenceVerdict admit(const std::string& resource, uint64_t epoch) {
-    uint64_t& highest = highest_[resource];
+  FenceVerdict admit(std::string_view resource, uint64_t epoch) {
+    uint64_t& highest = *highest_.insert(resource);
     if (epoch < highest) {
       ++rejected_;
       return FenceVerdict::stale_owner;
@@ -25,20 +27,21 @@ class Fence {
   }
 
   // Raises the floor without an effect (a newer term was observed).
-  void observe(const std::string& resource, uint64_t epoch) {
-    uint64_t& highest = highest_[resource];
+  void observe(std::string_view resource, uint64_t epoch) {
+    uint64_t& highest = *highest_.insert(resource);
     if (epoch > highest) highest = epoch;
   }
 
-  uint64_t highest(const std::string& resource) const {
-    auto it = highest_.find(resource);
-    return it == highest_.end() ? 0 : it->second;
+  uint64_t highest(std::string_view resource) const {
+    const uint64_t* h = highest_.find(resource);
+    return h ? *h : 0;
   }
   uint64_t accepted() const { return accepted_; }
   uint64_t rejected() const { return rejected_; }
 
  private:
-  std::map<std::string, uint64_t> highest_;
+  // Every resource this fence heard of: the glue bounds how many a tab uses.
+  FlatMap<ResourceName, uint64_t> highest_;
   uint64_t accepted_ = 0;
   uint64_t rejected_ = 0;
 };

@@ -59,8 +59,7 @@ std::vector<Effect> Node::step(const Event& e) {
   handle_clock(now);
   Resource* r = nullptr;
   if (!e.resource.empty()) {
-    auto it = resources_.find(e.resource);
-    if (it != resources_.end()) r = &it->second;
+    r = resources_.find(e.resource);
   }
   switch (e.kind) {
     case EventKind::tick: on_tick(now, out); break;
@@ -176,6 +175,7 @@ void Node::handle_clock(double now) {
       shift(r.leaderless_since_ms);
       shift(r.claimant_since_ms);
       if (r.abdicate_asked_ms >= 0) shift(r.abdicate_asked_ms);
+      if (r.steal_announced_ms >= 0) shift(r.steal_announced_ms);
       shift(r.lease_started_ms);
       shift(r.allocating_since_ms);
       if (r.allocating) r.clock_went_back = true;
@@ -231,13 +231,14 @@ void Node::on_message(const Event& e, Effects& out) {
 
   // A frame without a claim on a resource ends what its sender had there: a known leader
   // stepped down, a claimant that announced its candidacy gave up.
-  for (auto& [name, r] : resources_) {
+  for (auto& entry : resources_) {
+    Resource& r = entry.value;
     bool was_leader = r.leader == f.sender;
     bool was_claimant = r.claimant == f.sender && r.claimant_heard;
     if (!was_leader && !was_claimant) continue;
-    const std::string& resource = name;
+    const ResourceName& name = entry.key;
     bool still_claims = std::any_of(f.claims.begin(), f.claims.end(),
-                                    [&resource](const wire::Claim& c) { return c.resource == resource; });
+                                    [&name](const wire::Claim& c) { return c.resource == name; });
     if (still_claims) continue;
     if (was_leader) clear_leader(r, now, out);
     if (was_claimant) r.claimant.clear();
@@ -256,27 +257,27 @@ void Node::on_message(const Event& e, Effects& out) {
 
 void Node::on_join(const Event& e, Effects& out) {
   (void)out;
-  auto it = resources_.find(e.resource);
-  if (it == resources_.end()) {
-    it = resources_.emplace(e.resource, Resource(config_.backoff_base_ms, config_.backoff_max_ms)).first;
-    Resource& r = it->second;
-    r.name = e.resource;
-    r.leaderless_since_ms = e.now_ms + authority_->join_wait_ms(*this);
-    set_role(r, Role::follower, Reason::startup, e.now_ms);
+  Resource* r = resources_.find(e.resource);
+  if (!r) {
+    r = resources_.insert(e.resource);
+    r->name = e.resource;
+    r->backoff = Backoff(config_.backoff_base_ms, config_.backoff_max_ms);
+    r->leaderless_since_ms = e.now_ms + authority_->join_wait_ms(*this);
+    set_role(*r, Role::follower, Reason::startup, e.now_ms);
   }
-  it->second.policy = e.policy;
-  it->second.left = false;
-  trigger(it->second, e.now_ms, true);
+  r->policy = e.policy;
+  r->left = false;
+  trigger(*r, e.now_ms, true);
 }
 
-void Node::on_leave(const std::string& name, double now, Effects& out) {
-  auto it = resources_.find(name);
-  if (it == resources_.end()) return;
-  Resource& r = it->second;
+void Node::on_leave(std::string_view name, double now, Effects& out) {
+  Resource* found = resources_.find(name);
+  if (!found) return;
+  Resource& r = *found;
   step_down(r, Reason::abdicate, now, out);
   release_lock(r, out);
   // A lease release still in flight needs the resource for lease_decide.
-  if (r.lease_op == LeaseOp::none) resources_.erase(it);
+  if (r.lease_op == LeaseOp::none) resources_.erase(name);
   else r.left = true;
 }
 
@@ -415,18 +416,18 @@ void Node::fail_acquisition(Resource& r, double now) {
 void Node::set_role(Resource& r, Role to, Reason why, double now) {
   if (r.role == to && r.reason == why) return;
   Transition t{now, r.name, r.role, to, why, r.epoch};
-  log_.push_back(std::move(t));
-  while (log_.size() > config_.log_capacity) log_.pop_front();
+  log_.push_back(t);
   r.role = to;
   r.reason = why;
 }
 
-void Node::set_leader(Resource& r, const std::string& id, uint64_t epoch, double now, Effects& out) {
+void Node::set_leader(Resource& r, std::string_view id, uint64_t epoch, double now, Effects& out) {
   if (r.leader == id && r.leader_epoch == epoch) return;
   r.leader = id;
   r.leader_epoch = epoch;
   r.leader_since_ms = now;
   r.abdicate_asked_ms = -1;
+  r.steal_announced_ms = -1;
   r.claimant.clear();
   out.push_back(make(EffectKind::leader_changed, r.name));
   trigger(r, now);
@@ -436,6 +437,7 @@ void Node::clear_leader(Resource& r, double now, Effects& out) {
   if (r.leader.empty()) return;
   r.leader.clear();
   r.leaderless_since_ms = now;
+  r.steal_announced_ms = -1;
   out.push_back(make(EffectKind::leader_changed, r.name));
 }
 
@@ -452,11 +454,11 @@ void Node::trigger_all(double now) {
 // ---------------------------------------------------------------------------------------
 // Queries.
 
-ResourceView Node::view(const std::string& resource) const {
+ResourceView Node::view(std::string_view resource) const {
   ResourceView v;
-  auto it = resources_.find(resource);
-  if (it == resources_.end() || it->second.left) return v;
-  const Resource& r = it->second;
+  const Resource* found = resources_.find(resource);
+  if (!found || found->left) return v;
+  const Resource& r = *found;
   v.role = r.role;
   v.reason = r.reason;
   v.epoch = r.epoch;
@@ -468,8 +470,8 @@ ResourceView Node::view(const std::string& resource) const {
   return v;
 }
 
-std::vector<std::string> Node::resources() const {
-  std::vector<std::string> names;
+std::vector<ResourceName> Node::resources() const {
+  std::vector<ResourceName> names;
   for (const auto& [name, r] : resources_) {
     if (!r.left) names.push_back(name);
   }

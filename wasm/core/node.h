@@ -15,13 +15,12 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <limits>
-#include <map>
-#include <string>
+#include <string_view>
 #include <vector>
 
 #include "fence.h"
+#include "fixed.h"
 #include "metrics.h"
 #include "policy.h"
 #include "presence.h"
@@ -41,10 +40,10 @@ struct Mutations {
 };
 
 struct Config {
-  std::string id;
+  TabId id;
   uint32_t generation = 1;            // bumped by the glue when a page is restored from bfcache
-  std::string app_version = "0";
-  std::vector<std::string> capabilities;
+  Version app_version = "0";
+  Capabilities capabilities;
   Authority authority = Authority::web_locks;  // to start with; see Node::authority()
   double heartbeat_ms = 1000;         // leader heartbeat and presence cadence
   double suspect_ms = 3000;           // leader without progress this long is replaced (takeoverMs)
@@ -58,7 +57,6 @@ struct Config {
   double storage_timeout_ms = 3000;   // an epoch or lease answer later than this counts as failed
   double start_ms = 0;                // wall time the tab started (age bonus)
   uint64_t seed = 1;
-  size_t log_capacity = 128;
   Mutations mutations;
 };
 
@@ -67,7 +65,7 @@ enum class LockMode : uint8_t { queue = 0, steal = 1 };
 // The lease record kept in IndexedDB, one per resource.
 struct LeaseRecord {
   bool present = false;
-  std::string owner;
+  TabId owner;
   uint32_t generation = 0;
   uint64_t epoch = 0;
   double expires_ms = 0;
@@ -98,7 +96,7 @@ enum class EventKind : uint8_t {
 struct Event {
   EventKind kind = EventKind::tick;
   double now_ms = 0;
-  std::string resource;
+  ResourceName resource;
   const uint8_t* data = nullptr;
   size_t size = 0;
   Policy policy;
@@ -121,7 +119,7 @@ enum class EffectKind : uint8_t {
 
 struct Effect {
   EffectKind kind = EffectKind::broadcast;
-  std::string resource;
+  ResourceName resource;
   std::vector<uint8_t> bytes;
   LockMode lock_mode = LockMode::queue;
   uint64_t epoch = 0;
@@ -131,7 +129,7 @@ struct Effect {
 
 struct Transition {
   double at_ms = 0;
-  std::string resource;
+  ResourceName resource;
   Role from = Role::follower;
   Role to = Role::follower;
   Reason reason = Reason::none;
@@ -143,12 +141,16 @@ struct ResourceView {
   Role role = Role::follower;
   Reason reason = Reason::none;
   uint64_t epoch = 0;            // own term when leading
-  std::string leader;            // known leader id (may be this tab), empty if none known
+  TabId leader;                  // known leader id (may be this tab), empty if none known
   uint64_t leader_epoch = 0;
   double leader_since_ms = 0;
   bool eligible = false;
   Degraded degraded = Degraded::none;  // own term when leading: fenced effects must be refused
 };
+
+// The transition log keeps this many of the latest role changes.
+constexpr size_t kLogCapacity = 128;
+using TransitionLog = Ring<Transition, kLogCapacity>;
 
 class Node {
  public:
@@ -159,24 +161,24 @@ class Node {
 
   // Called by the glue inside the lease's read-write transaction with the record read;
   // returns the record to write (present=false: write nothing).
-  LeaseRecord lease_decide(const std::string& resource, const LeaseRecord& current, double now_ms);
+  LeaseRecord lease_decide(std::string_view resource, const LeaseRecord& current, double now_ms);
 
   // Queries.
   const Config& config() const { return config_; }
   // The authority in use: the configured one, or broadcast-only once the lease store failed.
   Authority authority() const;
   bool disposed() const { return disposed_; }
-  bool joined(const std::string& resource) const { return resources_.count(resource) != 0; }
-  ResourceView view(const std::string& resource) const;
+  bool joined(std::string_view resource) const { return resources_.find(resource) != nullptr; }
+  ResourceView view(std::string_view resource) const;
   const Presence& presence() const { return presence_; }
   Lifecycle lifecycle() const { return lifecycle_; }
   const Metrics& metrics() const { return metrics_; }
-  const std::deque<Transition>& log() const { return log_; }
+  const TransitionLog& log() const { return log_; }
   Fence& fence() { return fence_; }
   // True once any storage failure was seen; `degradation()` says the latest cause.
   bool degraded() const { return degraded_ != Degraded::none; }
   Degraded degradation() const { return degraded_; }
-  std::vector<std::string> resources() const;
+  std::vector<ResourceName> resources() const;
 
  private:
   enum class LockState : uint8_t { none, queued, held };
@@ -192,7 +194,7 @@ class Node {
   static const Strategy& strategy_of(Authority a);
 
   struct Resource {
-    std::string name;
+    ResourceName name;
     Policy policy;
     Role role = Role::follower;
     Reason reason = Reason::startup;
@@ -206,25 +208,27 @@ class Node {
     double wake_ms = 0;            // next evaluation (coalesced triggers land here)
     bool left = false;             // relinquished; kept only until a lease release commits
     bool named_successor = false;  // the last leader's goodbye named this tab
-    std::string departed;          // that leader, whose lease release may still be committing
+    TabId departed;                // that leader, whose lease release may still be committing
     double named_ms = 0;
     double leaderless_since_ms = 0;
     // Broadcast-only: a tab about to claim a term, named by the last leader's goodbye or
     // announcing its candidacy (wire::kPendingEpoch); the others wait for it (see
     // BroadcastOnly::campaign). `claimant_heard`: its candidacy was announced, so a later
     // frame of it without the claim means it gave up.
-    std::string claimant;
+    TabId claimant;
     double claimant_since_ms = 0;
     bool claimant_named = false;
     bool claimant_heard = false;
     // Known leader (another tab or this one).
-    std::string leader;
+    TabId leader;
     uint64_t leader_epoch = 0;
     double leader_since_ms = 0;
     // Web Locks.
     LockState lock = LockState::none;
     double queued_ms = 0;
     double abdicate_asked_ms = -1;   // when we asked a silent leader to abdicate
+    // When another tab asked the silent leader to abdicate (it steals next); once per leader.
+    double steal_announced_ms = -1;
     bool stealing = false;           // a steal request is in flight
     bool allocating = false;         // an allocate_epoch effect awaits its answer
     double allocating_since_ms = 0;
@@ -239,7 +243,6 @@ class Node {
     double renew_ms = kNever;
     Backoff backoff;
     double backoff_until_ms = 0;
-    Resource(double base, double max) : backoff(base, max) {}
   };
 
   using Effects = std::vector<Effect>;
@@ -249,7 +252,7 @@ class Node {
   void on_tick(double now, Effects& out);
   void on_message(const Event& e, Effects& out);
   void on_join(const Event& e, Effects& out);
-  void on_leave(const std::string& name, double now, Effects& out);
+  void on_leave(std::string_view name, double now, Effects& out);
   void on_lock_granted(Resource& r, double now, Effects& out);
   void on_lock_lost(Resource& r, double now, Effects& out);
   void on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double now, Effects& out);
@@ -267,13 +270,14 @@ class Node {
   // term, or the same term from a better-ranked tab).
   bool claim_wins(const Resource& r, const wire::Frame& f, const wire::Claim& c, double now) const;
   // Broadcast-only: a candidacy announced (wire::kPendingEpoch) or a successor named.
-  void note_claimant(Resource& r, const std::string& id, bool named, double now);
+  void note_claimant(Resource& r, std::string_view id, bool named, double now);
   // True while a claimant other than this tab has its time to claim and should win over
   // this tab: the last leader named it, or it ranks before this tab.
   bool claimant_preferred(const Resource& r, double now) const;
   void on_goodbye(const wire::Frame& f, double now, Effects& out);
   void on_abdicate_request(const wire::Frame& f, double now, Effects& out);
-  bool visible_asker_may_take_over(const Resource& r, const std::string& asker_id, double now) const;
+  void note_steal_announced(const wire::Frame& f, double now);
+  bool visible_asker_may_take_over(const Resource& r, std::string_view asker_id, double now) const;
   // True where no authority exists and the newest claim decides (broadcast-only).
   bool claims_decide() const;
   // True once the lease store failed and broadcast-only took over.
@@ -300,7 +304,7 @@ class Node {
   // Ends a term: gives the authority back and tells the others (goodbye names a successor).
   void step_down(Resource& r, Reason why, double now, Effects& out, bool announce = true);
   void set_role(Resource& r, Role to, Reason why, double now);
-  void set_leader(Resource& r, const std::string& id, uint64_t epoch, double now, Effects& out);
+  void set_leader(Resource& r, std::string_view id, uint64_t epoch, double now, Effects& out);
   void clear_leader(Resource& r, double now, Effects& out);
   void fail_acquisition(Resource& r, double now);
 
@@ -308,12 +312,12 @@ class Node {
   CandidateView self_view() const;
   CandidateView view_of(const Candidate& c, double now) const;
   // Newest app version among tabs otherwise eligible for `r` (older code yields).
-  std::string newest_app_version(const Resource& r, double now) const;
+  Version newest_app_version(const Resource& r, double now) const;
   bool self_eligible(const Resource& r, double now) const;
   Reason why_not_eligible(const Resource& r, double now) const;
   // Position of this tab among eligible candidates (excluding `except`); -1 if not eligible.
-  int rank_position(const Resource& r, double now, const std::string& except) const;
-  std::string best_successor(const Resource& r, double now) const;
+  int rank_position(const Resource& r, double now, std::string_view except) const;
+  TabId best_successor(const Resource& r, double now) const;
   bool leader_silent(const Resource& r, double now, double limit) const;
   // When a lease record stops being valid, as far as this tab can trust the clock.
   double lease_expiry(const Resource& r, const LeaseRecord& rec) const;
@@ -349,8 +353,8 @@ class Node {
   Presence presence_;
   Metrics metrics_;
   Fence fence_;
-  std::map<std::string, Resource> resources_;
-  std::deque<Transition> log_;
+  FlatMap<ResourceName, Resource> resources_;  // sorted by name, as every tab iterates them
+  TransitionLog log_;
   Lifecycle lifecycle_ = Lifecycle::active;
   bool online_ = true;
   bool disposed_ = false;

@@ -30,7 +30,7 @@ wire::Frame Node::frame(wire::Kind kind) const {
 
 void Node::send(wire::Frame f, Effects& out) {
   ++metrics_.frames_sent;
-  Effect e = make(EffectKind::broadcast, std::string());
+  Effect e = make(EffectKind::broadcast, "");
   e.bytes = wire::encode(f);
   out.push_back(std::move(e));
 }
@@ -51,7 +51,7 @@ double Node::refresh_ms() const {
 
 bool Node::leads_anything() const {
   return std::any_of(resources_.begin(), resources_.end(),
-                     [](const auto& kv) { return kv.second.role == Role::leader; });
+                     [](const auto& entry) { return entry.value.role == Role::leader; });
 }
 
 }  // namespace baton

@@ -26,9 +26,9 @@ constexpr double kAnswersPerHeartbeat = 10;
 // end the current term, and the next term starts above it (at most kMaxEpochJump above
 // the floor), so the damage is that one term. The README's security model states this.
 void Node::on_claim(const wire::Frame& f, const wire::Claim& c, double now, Effects& out) {
-  auto it = resources_.find(c.resource);
-  if (it == resources_.end() || it->second.left) return;
-  Resource& r = it->second;
+  Resource* found = resources_.find(c.resource);
+  if (!found || found->left) return;
+  Resource& r = *found;
   if (c.epoch >= kPlausibleEpoch || c.epoch > r.floor_epoch + kMaxEpochJump) {
     ++metrics_.dropped_forged_epoch;
     return;
@@ -58,7 +58,7 @@ void Node::on_claim(const wire::Frame& f, const wire::Claim& c, double now, Effe
 // out (BroadcastOnly::campaign). Hearing it again does not extend its time, also after it
 // ran out, so that one sender's stream of announcements delays a takeover by one suspect
 // timeout; only another id starts another wait.
-void Node::note_claimant(Resource& r, const std::string& id, bool named, double now) {
+void Node::note_claimant(Resource& r, std::string_view id, bool named, double now) {
   if (r.claimant != id) {
     bool expired = now >= r.claimant_since_ms + config_.suspect_ms;
     if (!r.claimant.empty() && !expired) return;
@@ -146,13 +146,16 @@ void Node::on_goodbye(const wire::Frame& f, double now, Effects& out) {
 // visible, alive, eligible tab, at most once per suspect timeout per asker. Otherwise the
 // answer shows that this tab still leads.
 void Node::on_abdicate_request(const wire::Frame& f, double now, Effects& out) {
-  if (f.target != config_.id) return;
-  auto it = resources_.find(f.subject);
-  if (it == resources_.end() || it->second.role != Role::leader) {
+  if (f.target != config_.id) {
+    note_steal_announced(f, now);
+    return;
+  }
+  Resource* found = resources_.find(f.subject);
+  if (!found || found->role != Role::leader) {
     answer(now, out);  // tells the asker we do not lead it
     return;
   }
-  Resource& r = it->second;
+  Resource& r = *found;
   if (timers_stalled(now)) {
     // Our timers stopped (frozen or throttled): hand over while a handler still runs.
     step_down(r, Reason::stalled, now, out);
@@ -167,7 +170,23 @@ void Node::on_abdicate_request(const wire::Frame& f, double now, Effects& out) {
   answer(now, out);
 }
 
-bool Node::visible_asker_may_take_over(const Resource& r, const std::string& asker_id, double now) const {
+// Under Web Locks a follower asks a silent leader to abdicate just before it steals the
+// lock, and every tab hears the request. Stealing in turn from that tab while its epoch is
+// being allocated would end its candidacy: on a slow store each steal ended the previous
+// one, and no tab became leader. The others hold back for the time the stealer needs
+// (WebLocks::campaign). Noted once per leader, and only while that leader is silent here
+// too, so that a forged request delays a takeover once, by a bounded time.
+void Node::note_steal_announced(const wire::Frame& f, double now) {
+  Resource* found = resources_.find(f.subject);
+  if (!found || authority_->kind() != Authority::web_locks) return;
+  Resource& r = *found;
+  if (r.role != Role::follower || r.steal_announced_ms >= 0 || r.leader.empty() || f.target != r.leader) return;
+  if (!leader_silent(r, now, config_.suspect_ms / 2)) return;
+  r.steal_announced_ms = now;
+  trigger(r, now);
+}
+
+bool Node::visible_asker_may_take_over(const Resource& r, std::string_view asker_id, double now) const {
   if (!r.policy.prefer_visible || lifecycle_ != Lifecycle::hidden) return false;
   const Candidate* asker = presence_.find(asker_id);
   if (!asker || asker->lifecycle != Lifecycle::active) return false;

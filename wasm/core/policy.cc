@@ -1,36 +1,53 @@
 #include "policy.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace baton {
 namespace {
 
-bool has(const std::vector<std::string>& list, const std::string& item) {
+bool has(const Capabilities& list, std::string_view item) {
   return std::find(list.begin(), list.end(), item) != list.end();
 }
 
-}  // namespace
+// True for "<resource>.preferred", without building that string on every comparison.
+bool prefers(std::string_view capability, std::string_view resource) {
+  constexpr std::string_view kSuffix = ".preferred";
+  return capability.size() == resource.size() + kSuffix.size() && capability.substr(0, resource.size()) == resource &&
+         capability.substr(resource.size()) == kSuffix;
+}
 
-namespace {
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+}
+
+// A run of digits as a number, saturating (as strtoull does) instead of wrapping.
+unsigned long long number(std::string_view digits) {
+  constexpr unsigned long long kMax = ~0ull;
+  unsigned long long v = 0;
+  for (char ch : digits) {
+    unsigned d = static_cast<unsigned>(ch - '0');
+    if (v > (kMax - d) / 10) return kMax;
+    v = v * 10 + d;
+  }
+  return v;
+}
 
 // Compares dot-separated parts: numbers as numbers, below text, text as text.
-int compare_parts(const std::string& a, const std::string& b) {
+int compare_parts(std::string_view a, std::string_view b) {
   size_t i = 0, j = 0;
   while (i < a.size() || j < b.size()) {
     size_t ie = a.find('.', i), je = b.find('.', j);
-    if (ie == std::string::npos) ie = a.size();
-    if (je == std::string::npos) je = b.size();
-    std::string pa = i < a.size() ? a.substr(i, ie - i) : "0";
-    std::string pb = j < b.size() ? b.substr(j, je - j) : "0";
-    bool na = !pa.empty() && pa.find_first_not_of("0123456789") == std::string::npos;
-    bool nb = !pb.empty() && pb.find_first_not_of("0123456789") == std::string::npos;
+    if (ie == std::string_view::npos) ie = a.size();
+    if (je == std::string_view::npos) je = b.size();
+    std::string_view pa = i < a.size() ? a.substr(i, ie - i) : "0";
+    std::string_view pb = j < b.size() ? b.substr(j, je - j) : "0";
+    bool na = all_digits(pa);
+    bool nb = all_digits(pb);
     // Numeric parts compare as numbers and rank below textual parts, which compare as
     // text. That keeps the order transitive.
     int c;
     if (na && nb) {
-      unsigned long long x = std::strtoull(pa.c_str(), nullptr, 10);
-      unsigned long long y = std::strtoull(pb.c_str(), nullptr, 10);
+      unsigned long long x = number(pa), y = number(pb);
       c = x < y ? -1 : x > y ? 1 : 0;
     } else if (na != nb) {
       c = na ? -1 : 1;
@@ -47,28 +64,27 @@ int compare_parts(const std::string& a, const std::string& b) {
 }  // namespace
 
 // As in semver, a pre-release ("2.0.0-rc.1") ranks below its release ("2.0.0").
-int compare_versions(const std::string& a, const std::string& b) {
+int compare_versions(std::string_view a, std::string_view b) {
   size_t da = a.find('-'), db = b.find('-');
   int core = compare_parts(a.substr(0, da), b.substr(0, db));
   if (core != 0) return core;
-  bool pa = da != std::string::npos, pb = db != std::string::npos;
+  bool pa = da != std::string_view::npos, pb = db != std::string_view::npos;
   if (pa != pb) return pa ? -1 : 1;
   return pa ? compare_parts(a.substr(da + 1), b.substr(db + 1)) : 0;
 }
 
-bool is_eligible(const CandidateView& c, const Policy& p, const std::string& resource,
-                 const std::string& newest_app_version) {
+bool is_eligible(const CandidateView& c, const Policy& p, std::string_view resource, std::string_view newest_app_version) {
   (void)resource;
   if (c.liveness != Liveness::alive) return false;
   if (c.lifecycle == Lifecycle::closing || c.lifecycle == Lifecycle::frozen) return false;
   if (!p.allow_hidden && c.lifecycle == Lifecycle::hidden) return false;
   if (p.requires_network && !c.online) return false;
   if (!p.required_capability.empty() && !has(*c.capabilities, p.required_capability)) return false;
-  if (p.newest_app_only && compare_versions(*c.app_version, newest_app_version) < 0) return false;
+  if (p.newest_app_only && compare_versions(c.app_version, newest_app_version) < 0) return false;
   return true;
 }
 
-int rank_score(const CandidateView& c, const std::string& resource, double now_ms) {
+int rank_score(const CandidateView& c, std::string_view resource, double now_ms) {
   int score = 0;
   switch (c.lifecycle) {
     case Lifecycle::active: score += 100; break;
@@ -76,18 +92,20 @@ int rank_score(const CandidateView& c, const std::string& resource, double now_m
     case Lifecycle::restored: score += 20; break;
     default: break;
   }
-  if (has(*c.capabilities, resource + ".preferred")) score += 30;
+  if (std::any_of(c.capabilities->begin(), c.capabilities->end(),
+                  [resource](const Capability& cap) { return prefers(cap, resource); })) {
+    score += 30;
+  }
   // Older tabs are slightly preferred (stable), but never over lifecycle.
   double age_minutes = (now_ms - c.start_ms) / 60000.0;
   if (age_minutes > 0) score += static_cast<int>(std::min(20.0, age_minutes));
   return score;
 }
 
-bool ranks_before(const CandidateView& a, const CandidateView& b, const std::string& resource,
-                  double now_ms) {
+bool ranks_before(const CandidateView& a, const CandidateView& b, std::string_view resource, double now_ms) {
   int sa = rank_score(a, resource, now_ms), sb = rank_score(b, resource, now_ms);
   if (sa != sb) return sa > sb;
-  return *a.id < *b.id;
+  return a.id < b.id;
 }
 
 }  // namespace baton

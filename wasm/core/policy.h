@@ -1,15 +1,15 @@
 // Per-resource policy: who may lead (eligibility) and who should (ranking).
 // Ranking is only a hint that keeps tabs from racing; the authority decides.
 #pragma once
-#include <string>
-#include <vector>
+#include <string_view>
 
 #include "types.h"
+#include "wire.h"
 
 namespace baton {
 
 struct Policy {
-  std::string required_capability;  // empty: any tab
+  Capability required_capability;   // empty: any tab
   bool allow_hidden = true;         // false: a hidden tab may not lead
   bool prefer_visible = false;      // a visible tab takes over from a hidden leader
   bool requires_network = false;    // an offline tab may not lead
@@ -18,27 +18,26 @@ struct Policy {
 
 // What eligibility and ranking need to know about one tab (this one or another).
 struct CandidateView {
-  const std::string* id;
+  std::string_view id;
   Lifecycle lifecycle;
   Liveness liveness;
-  const std::vector<std::string>* capabilities;
-  const std::string* app_version;
+  const Capabilities* capabilities;
+  std::string_view app_version;
   double start_ms;
   bool online;
 };
 
 // Compares dotted versions ("1.10.2" > "1.9"): numeric parts as numbers, below textual
 // parts, which compare as text; a pre-release ("2.0.0-rc.1") ranks below its release.
-int compare_versions(const std::string& a, const std::string& b);
+int compare_versions(std::string_view a, std::string_view b);
 
-bool is_eligible(const CandidateView& c, const Policy& p, const std::string& resource,
-                 const std::string& newest_app_version);
+bool is_eligible(const CandidateView& c, const Policy& p, std::string_view resource,
+                 std::string_view newest_app_version);
 
 // Higher is better: lifecycle, a `<resource>.preferred` capability, a bounded age bonus.
-int rank_score(const CandidateView& c, const std::string& resource, double now_ms);
+int rank_score(const CandidateView& c, std::string_view resource, double now_ms);
 
 // True when a ranks before b; ties broken by id so every tab agrees.
-bool ranks_before(const CandidateView& a, const CandidateView& b, const std::string& resource,
-                  double now_ms);
+bool ranks_before(const CandidateView& a, const CandidateView& b, std::string_view resource, double now_ms);
 
 }  // namespace baton

@@ -5,19 +5,18 @@
 namespace baton {
 
 Presence::Observed Presence::observe(const wire::Frame& f, double now_ms) {
-  auto it = candidates_.find(f.sender);
-  bool known = it != candidates_.end();
+  Candidate* known = candidates_.find(f.sender);
   // A frame continues its sender's entry when it has the same generation and a tick the
   // sender's timer can have reached. Any other frame (another generation: a page restored
   // from bfcache; a lower tick: the tab restarted; or a forgery) replaces the entry like a
   // new tab, but only once the entry's own sender stopped running.
-  bool continues = known && f.generation == it->second.generation && plausible_tick(it->second, f.tick_seq, now_ms);
-  if (known && !continues && holds(it->second, now_ms)) {
-    return f.generation != it->second.generation ? Observed::stale_generation : Observed::old_frame;
+  bool continues = known && f.generation == known->generation && plausible_tick(*known, f.tick_seq, now_ms);
+  if (known && !continues && holds(*known, now_ms)) {
+    return f.generation != known->generation ? Observed::stale_generation : Observed::old_frame;
   }
-  if (!known && candidates_.size() >= kMaxCandidates) return Observed::table_full;
+  if (!known && candidates_.full()) return Observed::table_full;
   bool is_new = !continues;
-  Candidate& c = candidates_[f.sender];
+  Candidate& c = known ? *known : *candidates_.insert(f.sender);
   if (!known) c.first_seen_ms = now_ms;
   if (is_new) c.progressed = false;
   bool progress = !is_new ? f.tick_seq > c.tick_seq : true;
@@ -27,15 +26,14 @@ Presence::Observed Presence::observe(const wire::Frame& f, double now_ms) {
   bool changed = is_new || first_progress || c.lifecycle != f.lifecycle || c.app_version != f.app_version ||
                  c.capabilities != f.capabilities;
   if (is_new) {
-    auto old = forgotten_.find(f.sender);
-    if (old != forgotten_.end()) {
-      if (old->second.generation == f.generation && f.tick_seq <= old->second.tick_seq) {
+    if (const Forgotten* old = forgotten_.find(f.sender)) {
+      if (old->generation == f.generation && f.tick_seq <= old->tick_seq) {
         progress = false;
-        c.last_progress_ms = old->second.last_progress_ms;
-        c.tick_seq = old->second.tick_seq;
-        c.first_seen_ms = old->second.first_seen_ms;
+        c.last_progress_ms = old->last_progress_ms;
+        c.tick_seq = old->tick_seq;
+        c.first_seen_ms = old->first_seen_ms;
       }
-      forgotten_.erase(old);
+      forgotten_.erase(f.sender);
     }
   }
   if (progress) c.last_progress_ms = now_ms;
@@ -81,11 +79,12 @@ Liveness Presence::liveness(const Candidate& c, double now_ms) {
 
 size_t Presence::prune(double now_ms) {
   size_t removed = 0;
-  for (auto it = candidates_.begin(); it != candidates_.end();) {
-    if (liveness(it->second, now_ms) == Liveness::removed) {
-      if (forgotten_.size() >= kMaxForgotten) forgotten_.erase(forgotten_.begin());
-      forgotten_[it->first] = {it->second.generation, it->second.tick_seq, it->second.last_progress_ms,
-                               it->second.first_seen_ms};
+  for (auto* it = candidates_.begin(); it != candidates_.end();) {
+    const Candidate& c = it->value;
+    if (liveness(c, now_ms) == Liveness::removed) {
+      // When full, the first id in order makes room.
+      if (forgotten_.full()) forgotten_.erase(forgotten_.begin());
+      *forgotten_.insert(it->key) = {c.generation, c.tick_seq, c.last_progress_ms, c.first_seen_ms};
       it = candidates_.erase(it);
       ++removed;
     } else {
@@ -108,24 +107,18 @@ void Presence::shift(double delta_ms) {
   }
 }
 
-bool Presence::allow_request(const std::string& id, double now_ms, double every_ms) {
-  auto it = candidates_.find(id);
-  if (it == candidates_.end()) return false;
-  Candidate& c = it->second;
-  if (c.last_request_ms >= 0 && now_ms - c.last_request_ms < every_ms) return false;
-  c.last_request_ms = now_ms;
+bool Presence::allow_request(std::string_view id, double now_ms, double every_ms) {
+  Candidate* c = candidates_.find(id);
+  if (!c) return false;
+  if (c->last_request_ms >= 0 && now_ms - c->last_request_ms < every_ms) return false;
+  c->last_request_ms = now_ms;
   return true;
 }
 
-const Candidate* Presence::find(const std::string& id) const {
-  auto it = candidates_.find(id);
-  return it == candidates_.end() ? nullptr : &it->second;
-}
-
-double Presence::last_progress_ms(const std::string& id, double fallback) const {
+double Presence::last_progress_ms(std::string_view id, double fallback) const {
   if (const Candidate* c = find(id)) return c->last_progress_ms;
-  auto old = forgotten_.find(id);
-  return old == forgotten_.end() ? fallback : old->second.last_progress_ms;
+  const Forgotten* old = forgotten_.find(id);
+  return old ? old->last_progress_ms : fallback;
 }
 
 }  // namespace baton

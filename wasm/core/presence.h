@@ -14,22 +14,21 @@
 // healthy one.
 #pragma once
 #include <cstdint>
-#include <map>
-#include <string>
-#include <vector>
+#include <string_view>
 
+#include "fixed.h"
 #include "types.h"
 #include "wire.h"
 
 namespace baton {
 
 struct Candidate {
-  std::string id;
+  TabId id;
   uint32_t generation = 0;
   Lifecycle lifecycle = Lifecycle::active;
-  std::string app_version;
+  Version app_version;
   uint64_t start_ms = 0;
-  std::vector<std::string> capabilities;
+  Capabilities capabilities;
   uint64_t tick_seq = 0;
   uint32_t refresh_ms = 1000;  // how often it promised to show progress
   double last_seen_ms = 0;     // local time of its last frame
@@ -60,7 +59,7 @@ class Presence {
 
   // Records a frame's sender. `changed` means something ranking depends on changed.
   Observed observe(const wire::Frame& f, double now_ms);
-  void remove(const std::string& id) {
+  void remove(std::string_view id) {
     candidates_.erase(id);
     forgotten_.erase(id);
   }
@@ -69,15 +68,16 @@ class Presence {
   // Shifts stored local times after the clock went backwards.
   void shift(double delta_ms);
 
-  const Candidate* find(const std::string& id) const;
+  const Candidate* find(std::string_view id) const { return candidates_.find(id); }
   // When `id` last made progress, also after it was pruned (a silent leader is pruned
   // after six refresh intervals, which can be sooner than the takeover timeout);
   // `fallback` when this table never heard of it or has forgotten it.
-  double last_progress_ms(const std::string& id, double fallback) const;
+  double last_progress_ms(std::string_view id, double fallback) const;
   // Rate limit for requests a sender makes (abdicate): true, and the request counts,
   // when `id` is known and none of its requests was honoured within `every_ms`.
-  bool allow_request(const std::string& id, double now_ms, double every_ms);
-  const std::map<std::string, Candidate>& all() const { return candidates_; }
+  bool allow_request(std::string_view id, double now_ms, double every_ms);
+  using Table = FixedMap<TabId, Candidate, kMaxCandidates>;
+  const Table& all() const { return candidates_; }
   size_t size() const { return candidates_.size(); }
 
   // alive: progressed within 1.5 refresh intervals; suspect: within 3; expired: within 6.
@@ -99,15 +99,15 @@ class Presence {
   // What is remembered of a pruned candidate: if it speaks again without progress (a
   // frozen tab answering a message), it must not come back as freshly alive.
   struct Forgotten {
-    uint32_t generation;
-    uint64_t tick_seq;
-    double last_progress_ms;
-    double first_seen_ms;
+    uint32_t generation = 0;
+    uint64_t tick_seq = 0;
+    double last_progress_ms = 0;
+    double first_seen_ms = 0;
   };
   static constexpr size_t kMaxForgotten = 64;
 
-  std::map<std::string, Candidate> candidates_;
-  std::map<std::string, Forgotten> forgotten_;
+  Table candidates_;
+  FixedMap<TabId, Forgotten, kMaxForgotten> forgotten_;
   double max_refresh_ms_;
   double stale_window_ms_;
 };

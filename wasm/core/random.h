@@ -30,6 +30,7 @@ class Random {
 // Exponential backoff with jitter: delay = min(max, base * 2^attempt) * [0.5, 1.5).
 class Backoff {
  public:
+  Backoff() = default;
   Backoff(double base_ms, double max_ms) : base_ms_(base_ms), max_ms_(max_ms) {}
 
   double next_delay(Random& rng) {
@@ -43,8 +44,8 @@ class Backoff {
   uint32_t attempt() const { return attempt_; }
 
  private:
-  double base_ms_;
-  double max_ms_;
+  double base_ms_ = 0;
+  double max_ms_ = 0;
   uint32_t attempt_ = 0;
 };
 

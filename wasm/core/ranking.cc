@@ -1,18 +1,17 @@
 // Who may lead a resource (eligibility) and who should (rank): this tab's view of itself
 // and of the tabs in its presence table, under the resource's policy (policy.h).
-#include <string>
 
 #include "node.h"
 
 namespace baton {
 
 CandidateView Node::self_view() const {
-  return {&config_.id, lifecycle_, Liveness::alive, &config_.capabilities, &config_.app_version,
-          config_.start_ms, online_};
+  return {config_.id, lifecycle_, Liveness::alive, &config_.capabilities, config_.app_version, config_.start_ms,
+          online_};
 }
 
 CandidateView Node::view_of(const Candidate& c, double now) const {
-  return {&c.id, c.lifecycle, Presence::liveness(c, now), &c.capabilities, &c.app_version,
+  return {c.id, c.lifecycle, Presence::liveness(c, now), &c.capabilities, c.app_version,
           static_cast<double>(c.start_ms), true};
 }
 
@@ -20,15 +19,14 @@ CandidateView Node::view_of(const Candidate& c, double now) const {
 // timeout after it first appeared (time to take over), once its own timer showed progress
 // (a real tab's next refresh). A made-up version therefore vetoes nothing with one frame,
 // and eligibility for at most one suspect timeout per sender with a stream of them.
-std::string Node::newest_app_version(const Resource& r, double now) const {
-  static const std::string kAny;
-  std::string newest = config_.app_version;
+Version Node::newest_app_version(const Resource& r, double now) const {
+  Version newest = config_.app_version;
   for (const auto& [id, c] : presence_.all()) {
     if (id != r.leader && (!c.progressed || now - c.first_seen_ms >= config_.suspect_ms)) continue;
     CandidateView v = view_of(c, now);
     Policy p = r.policy;
     p.newest_app_only = false;
-    if (is_eligible(v, p, r.name, kAny) && compare_versions(c.app_version, newest) > 0) newest = c.app_version;
+    if (is_eligible(v, p, r.name, "") && compare_versions(c.app_version, newest) > 0) newest = c.app_version;
   }
   return newest;
 }
@@ -48,8 +46,8 @@ Reason Node::why_not_eligible(const Resource& r, double now) const {
   return Reason::not_eligible;
 }
 
-int Node::rank_position(const Resource& r, double now, const std::string& except) const {
-  std::string newest = newest_app_version(r, now);
+int Node::rank_position(const Resource& r, double now, std::string_view except) const {
+  Version newest = newest_app_version(r, now);
   CandidateView self = self_view();
   if (!is_eligible(self, r.policy, r.name, newest)) return -1;
   int pos = 0;
@@ -64,8 +62,8 @@ int Node::rank_position(const Resource& r, double now, const std::string& except
 // The tab a goodbye names. Followers refresh rarely (see refresh_ms()), so one that is
 // merely late (suspect) is still named when no alive one is eligible: if it is really
 // gone, the others take over by rank as without a goodbye.
-std::string Node::best_successor(const Resource& r, double now) const {
-  std::string newest = newest_app_version(r, now);
+TabId Node::best_successor(const Resource& r, double now) const {
+  Version newest = newest_app_version(r, now);
   for (Liveness accept : {Liveness::alive, Liveness::suspect}) {
     const Candidate* best = nullptr;
     CandidateView best_view{};
@@ -81,7 +79,7 @@ std::string Node::best_successor(const Resource& r, double now) const {
     }
     if (best) return best->id;
   }
-  return std::string();
+  return TabId();
 }
 
 bool Node::leader_silent(const Resource& r, double now, double limit) const {

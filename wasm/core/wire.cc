@@ -13,7 +13,7 @@ void put_varint(std::vector<uint8_t>& out, uint64_t v) {
   out.push_back(static_cast<uint8_t>(v));
 }
 
-void put_string(std::vector<uint8_t>& out, const std::string& s, size_t limit) {
+void put_string(std::vector<uint8_t>& out, std::string_view s, size_t limit) {
   size_t n = std::min(s.size(), limit);
   put_varint(out, n);
   out.insert(out.end(), s.begin(), s.begin() + static_cast<std::ptrdiff_t>(n));
@@ -61,7 +61,8 @@ class Reader {
     return 0;
   }
 
-  std::string string(size_t limit) {
+  // A view into the decoded bytes, valid while they are.
+  std::string_view string(size_t limit) {
     if (!ok()) return {};
     uint64_t n = varint(limit);
     if (!ok()) {
@@ -72,7 +73,7 @@ class Reader {
       fail(DecodeError::truncated);
       return {};
     }
-    std::string s(reinterpret_cast<const char*>(p_), static_cast<size_t>(n));
+    std::string_view s(reinterpret_cast<const char*>(p_), static_cast<size_t>(n));
     p_ += n;
     return s;
   }

@@ -10,9 +10,9 @@
 // kMaxFrameBytes. Nothing in a frame is trusted beyond its shape.
 #pragma once
 #include <cstdint>
-#include <string>
 #include <vector>
 
+#include "fixed.h"
 #include "types.h"
 
 namespace baton::wire {
@@ -28,6 +28,20 @@ constexpr size_t kMaxCapabilityBytes = 32;
 constexpr size_t kMaxVersionBytes = 32;
 constexpr size_t kMaxCapabilities = 8;
 constexpr size_t kMaxClaims = 8;
+}  // namespace baton::wire
+
+namespace baton {
+
+// The core's text, each at its limit above: no id, name or version is ever longer.
+using TabId = FixedString<wire::kMaxIdBytes>;
+using ResourceName = FixedString<wire::kMaxResourceBytes>;
+using Version = FixedString<wire::kMaxVersionBytes>;
+using Capability = FixedString<wire::kMaxCapabilityBytes>;
+using Capabilities = FixedVector<Capability, wire::kMaxCapabilities>;
+
+}  // namespace baton
+
+namespace baton::wire {
 
 enum class Kind : uint8_t {
   hello = 1,             // a new tab: everyone answers with presence
@@ -38,7 +52,7 @@ enum class Kind : uint8_t {
 };
 
 struct Claim {
-  std::string resource;
+  ResourceName resource;
   uint64_t epoch = 0;
 };
 // Broadcast-only: a claim of epoch 0 announces a candidacy, the sender's epoch still being
@@ -48,17 +62,17 @@ constexpr uint64_t kPendingEpoch = 0;
 struct Frame {
   uint8_t version = kProtocolVersion;
   Kind kind = Kind::presence;
-  std::string sender;
+  TabId sender;
   uint32_t generation = 0;
   Lifecycle lifecycle = Lifecycle::active;
-  std::string app_version;
+  Version app_version;
   uint64_t start_ms = 0;
   uint64_t tick_seq = 0;
   uint32_t refresh_ms = 0;
-  std::vector<std::string> capabilities;
-  std::vector<Claim> claims;
-  std::string subject;
-  std::string target;
+  Capabilities capabilities;
+  FixedVector<Claim, kMaxClaims> claims;
+  ResourceName subject;
+  TabId target;
 };
 
 enum class DecodeError : uint8_t {

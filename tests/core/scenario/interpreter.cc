@@ -114,6 +114,7 @@ std::string Interpreter::run(const std::string& line) {
     else if (c.name == "storage") {
       needs(1);
       const std::string& m = c.args[0];
+      if (c.has("delay")) world().set_storage_delay(duration(c.get("delay")));
       if (m == "works") world().set_storage(sim::StorageMode::works);
       else if (m == "broken") world().set_storage(sim::StorageMode::broken);
       else if (m == "hung") world().set_storage(sim::StorageMode::hung);
