@@ -94,6 +94,7 @@ int usage() {
                "usage: baton_sim [--steps N] [--seed S] [--first-seed S] [--mode locks|lease|broadcast|all]\n"
                "                 [--no-hostile] [--perfect-store] [--storage-broken] [--trace]\n"
                "  deliberate bugs: [--no-fence] [--no-steal] [--broken-store] [--trust-claims] [--postpone-tick]\n"
+               "                   [--trust-versions]\n"
                "                   with [--expect-violation | --expect TEXT]\n"
                "                 [--write-scenario FILE]   (with --seed and one --mode)\n");
   return 2;
@@ -116,6 +117,7 @@ int main(int argc, char** argv) {
     else if (k == "--broken-store") a.honest_store = false;
     else if (k == "--trust-claims") a.mutations.trust_claims = true;
     else if (k == "--postpone-tick") a.mutations.answer_postpones_tick = true;
+    else if (k == "--trust-versions") a.mutations.trust_versions = true;
     else if (k == "--no-hostile") a.hostile = false;
     else if (k == "--perfect-store") a.store_faults = false;
     else if (k == "--expect") { const char* v = value(); if (!v) return usage(); a.expect = v; a.expect_violation = true; }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/policy.h"
 #include "names.h"
 
 namespace baton::sim {
@@ -14,6 +15,20 @@ bool alive(int state) { return state == 0 || state == 1; }  // running or frozen
 // A leader whose timers stopped (a freeze) or whose clock jumped may rightly judge itself
 // stalled for this long afterwards; a healthy one never does.
 constexpr double kRecoveryMs = 5000;
+
+// The timings every simulated tab runs with.
+const Config& timings() {
+  static const Config defaults{};
+  return defaults;
+}
+
+// How long after a cause another tab may still act on it: it judges a leader silent (or
+// hidden) after the suspect timeout, waits its rank's stagger and the steal grace, and
+// the frame that shows otherwise comes at most a heartbeat later.
+double cause_window_ms(const Options& o) {
+  const Config& c = timings();
+  return c.suspect_ms + o.max_tabs * c.rank_stagger_ms + c.steal_grace_ms + c.heartbeat_ms;
+}
 
 std::string format(const char* fmt, double v) {
   char buf[64];
@@ -118,8 +133,8 @@ Report World::run() {
 
 void World::step(Scheduled& s) {
   clock_ms_ = std::max(clock_ms_, s.at);
-  process(s);
   ++report_.steps;
+  process(s);
   check(clock_ms_);
 }
 
@@ -176,6 +191,7 @@ void World::process(Scheduled& s) {
         if (trace_ && trace_all_frames_ && s.from >= 0) {
           trace_tab(*t, "<- " + tabs_[s.from]->id + " " + describe_frame(s.bytes));
         }
+        note_sender(*t, s);
         Event e;
         e.kind = EventKind::message;
         e.data = s.bytes.data();
@@ -263,6 +279,7 @@ int World::open_tab(const TabSpec& spec) {
   c.app_version = spec.app_version;
   c.mutations = opt_.mutations;
   t->node = std::make_unique<Node>(c);
+  t->app_version = spec.app_version;
   Tab& tab = *t;
   tabs_.push_back(std::move(t));
   if (!spec.visible) {
@@ -339,7 +356,10 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
       case EffectKind::lock_release: lock_release(t, fx.resource.str()); break;
       case EffectKind::allocate_epoch: allocate_epoch(t, fx); break;
       case EffectKind::lease_try: {
-        if (storage_ == StorageMode::hung) break;
+        if (storage_ == StorageMode::hung) {
+          t.store_failed_ms = clock_ms_;
+          break;
+        }
         Scheduled s{};
         s.at = clock_ms_ + latency(0.5, 2.5);
         s.kind = Kind::lease_txn;
@@ -397,6 +417,7 @@ void World::allocate_epoch(Tab& t, const Effect& fx) {
   }
   double fault = store_fault();
   if (fault < 1) ++report_.store_faults;
+  if (storage_ != StorageMode::works || fault < 1) t.store_failed_ms = clock_ms_;
   if (storage_ == StorageMode::hung || fault < 0.25) return;  // the transaction never completes
   Event e;
   e.kind = EventKind::epoch_allocated;
@@ -467,16 +488,91 @@ void World::on_elected(Tab& t, const Effect& fx) {
   last = std::max(last, fx.epoch);
 }
 
-// Under an authority, nothing another tab says may end a healthy leader's term.
+// Nothing another tab says may end a healthy leader's term: every step-down has a cause
+// in the world (what it did to this tab, to its frames or to its store), or it is a
+// violation. A freeze or a clock jump may end a term for any reason shortly afterwards.
 void World::on_deposed(Tab& t, const Effect& fx) {
-  if (t.node->authority() == Authority::broadcast) return;
-  bool by_frames = fx.reason == Reason::stalled || fx.reason == Reason::newer_epoch || fx.reason == Reason::conflict;
-  bool healthy = t.state == TabState::running && clock_ms_ - t.thawed_ms > kRecoveryMs &&
-                 clock_ms_ - jumped_ms_ > kRecoveryMs;
-  if (by_frames && healthy) {
-    violation("liveness: " + t.id + ", a healthy leader of " + fx.resource + ", stepped down (" +
-              to_string(fx.reason) + ")");
+  if (!healthy(t) || caused_by_world(t, fx)) return;
+  violation("liveness: " + t.id + ", a healthy leader of " + fx.resource + " (epoch " + std::to_string(fx.epoch) +
+            "), stepped down (" + to_string(fx.reason) + ") with no cause in the world");
+}
+
+bool World::healthy(const Tab& t) const {
+  return t.state == TabState::running && clock_ms_ - t.thawed_ms > kRecoveryMs && clock_ms_ - jumped_ms_ > kRecoveryMs;
+}
+
+bool World::caused_by_world(const Tab& t, const Effect& fx) const {
+  switch (fx.reason) {
+    case Reason::frozen:
+    case Reason::closing:
+    case Reason::dispose:
+    case Reason::abdicate:
+    case Reason::session_changed: return true;  // only the world's own events say these
+    case Reason::hidden:
+    case Reason::prefer_visible: return recently_hidden(t);
+    case Reason::offline: return !t.online;
+    case Reason::app_version: return heard_newer_version(t);
+    case Reason::lock_lost: return taken_for_cause(t, fx.resource.str());
+    case Reason::lease_lost: return taken_for_cause(t, fx.resource.str()) || store_failed(t);
+    case Reason::lease_expired:
+    case Reason::storage_failed: return store_failed(t);
+    // Broadcast-only has no authority: a claim of a newer term ends this one (README).
+    case Reason::newer_epoch:
+    case Reason::conflict: return t.node->authority() == Authority::broadcast;
+    default: return false;  // stalled: a healthy leader's timer runs; the rest end no term
   }
+}
+
+bool World::recently_hidden(const Tab& t) const {
+  return !t.visible || clock_ms_ - t.shown_ms < cause_window_ms(opt_);
+}
+
+// A made-up or real tab with newer code vetoes eligibility for one suspect timeout from
+// when this tab first heard of it (README, security model).
+bool World::heard_newer_version(const Tab& t) const {
+  for (const auto& [id, seen] : t.sightings) {
+    if (seen.newer_version && clock_ms_ - seen.first_ms <= timings().suspect_ms) return true;
+  }
+  return false;
+}
+
+// The lock or lease was taken from a hidden leader (preferVisible), by a tab that lost
+// the leader's frames long enough to judge it silent, or by a tab that stole at once with
+// this one, for the same cause (neither can know of the other).
+bool World::taken_for_cause(const Tab& t, const std::string& res) const {
+  auto taken = t.taken.find(res);
+  if (taken == t.taken.end()) return false;
+  if (recently_hidden(t) || taken->second.race) return true;
+  const auto& lost = tabs_[taken->second.by]->lost_from;
+  auto it = lost.find(t.index);
+  return it != lost.end() && clock_ms_ - it->second < cause_window_ms(opt_);
+}
+
+// The store failed this tab's operation recently: a renewal that never came back lets
+// the lease run out.
+bool World::store_failed(const Tab& t) const {
+  return storage_ != StorageMode::works || clock_ms_ - t.store_failed_ms < timings().lease_ms + timings().storage_timeout_ms;
+}
+
+// Keeps what `t` heard of senders that may announce a newer app version: real tabs with
+// newer code, and every forged sender. A tab's presence table forgets a sender that made
+// no progress (a rising tick) for six refresh intervals, and then hears it anew; here a
+// sighting starts anew after a suspect timeout without progress, which is sooner and so
+// allows more, never less.
+void World::note_sender(Tab& t, const Scheduled& delivery) {
+  if (delivery.from >= 0 && compare_versions(tabs_[delivery.from]->app_version, t.app_version) <= 0) return;
+  wire::Frame f;
+  if (wire::decode(delivery.bytes.data(), delivery.bytes.size(), f) != wire::DecodeError::ok) return;
+  Sighting& seen = t.sightings[f.sender.str()];
+  if (clock_ms_ - seen.progress_ms >= timings().suspect_ms) {
+    seen.first_ms = clock_ms_;
+    seen.newer_version = false;
+  }
+  if (f.tick_seq > seen.tick_seq) {
+    seen.tick_seq = f.tick_seq;
+    seen.progress_ms = clock_ms_;
+  }
+  seen.newer_version = seen.newer_version || compare_versions(f.app_version, t.app_version) > 0;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -572,7 +668,9 @@ void World::lock_request(Tab& t, const std::string& res, LockMode mode) {
   granted.resource = res;
   double after = latency(0.1, 0.5);
   if (mode == LockMode::steal && opt_.steal) {
+    req.stolen_ms = clock_ms_;
     if (q.holder.tab >= 0) {
+      tabs_[q.holder.tab]->taken[res] = {t.index, clock_ms_ - q.holder.stolen_ms < cause_window_ms(opt_)};
       Event lost;
       lost.kind = EventKind::lock_lost;
       lost.resource = res;
@@ -632,11 +730,15 @@ void World::broadcast(Tab& from, const std::vector<uint8_t>& bytes) {
   if (opt_.hostile_every_ms > 0 && hostile_rng_.unit() < 0.01) replay_ = bytes;
   for (auto& other : tabs_) {
     if (other->index == from.index || !alive(static_cast<int>(other->state))) continue;
-    if (faults_on_ && net_rng_.unit() < opt_.loss) continue;
+    if (faults_on_ && net_rng_.unit() < opt_.loss) {
+      other->lost_from[from.index] = clock_ms_;
+      continue;
+    }
     auto held = [&](const HoldRule& h) {
       return (h.from.empty() || h.from == from.id) && (h.to.empty() || h.to == other->id);
     };
     if (std::any_of(holds_.begin(), holds_.end(), held)) {
+      other->lost_from[from.index] = clock_ms_;
       held_.push_back(Held{from.index, other->index, bytes});
       continue;
     }
@@ -705,6 +807,7 @@ void World::inject(int tab, std::vector<uint8_t> bytes) {
 void World::run_lease_txn(Tab& t, const std::string& res) {
   double fault = store_fault();
   if (fault < 0.5) ++report_.store_faults;
+  if (storage_ != StorageMode::works || fault < 1) t.store_failed_ms = clock_ms_;
   if (storage_ == StorageMode::hung || fault < 0.5) return;  // the transaction never completes
   Event e;
   e.resource = res;
@@ -719,6 +822,10 @@ void World::run_lease_txn(Tab& t, const std::string& res) {
   if (write.present && write.epoch > std::max(stored.epoch, issued) + 1) {
     violation("durable floor: " + t.id + " wrote lease epoch " + std::to_string(write.epoch) + " of " + res +
               " above every epoch ever issued (a frame moved the floor)");
+  }
+  if (write.present && stored.present && stored.owner != write.owner) {
+    int owner = find_tab(stored.owner.str());
+    if (owner >= 0) tabs_[owner]->taken[res] = {t.index, false};
   }
   if (write.present) {
     stored = write;
@@ -821,6 +928,7 @@ void World::close(int tab) {
 
 void World::set_visible(int tab, bool visible) {
   Tab& t = *tabs_[tab];
+  if (visible && !t.visible) t.shown_ms = clock_ms_;
   t.visible = visible;
   Event e;
   e.kind = EventKind::lifecycle;
@@ -828,11 +936,16 @@ void World::set_visible(int tab, bool visible) {
   deliver(t, e);
 }
 
-void World::send(int tab, Event e) { deliver(*tabs_[tab], e); }
+void World::send(int tab, Event e) {
+  Tab& t = *tabs_[tab];
+  if (e.kind == EventKind::offline || e.kind == EventKind::online) t.online = e.kind == EventKind::online;
+  deliver(t, e);
+}
 
 void World::jump_clock(double delta_ms) {
   clock_offset_ms_ += delta_ms;
   jumped_ms_ = clock_ms_;
+  for (auto& t : tabs_) t->sightings.clear();
   if (trace_) trace(format("clock jumps %+.0f ms", delta_ms));
 }
 
@@ -856,6 +969,7 @@ void World::thaw(int tab) {
   Tab& t = *tabs_[tab];
   t.state = TabState::running;
   t.thawed_ms = clock_ms_;
+  for (auto& other : tabs_) other->sightings.erase(t.id);
   if (trace_) trace_tab(t, "thaws");
   std::vector<Scheduled> held;
   held.swap(deferred_[t.index]);
@@ -1062,7 +1176,8 @@ void World::check(double now) {
 }
 
 void World::violation(const std::string& what) {
-  report_.violations.push_back(format("t=%.2f ms: ", clock_ms_) + what);
+  report_.violations.push_back("seed " + std::to_string(opt_.seed) + ", step " + std::to_string(report_.steps) +
+                               format(", t=%.2f ms: ", clock_ms_) + what);
   if (trace_) trace("VIOLATION " + what);
 }
 

@@ -145,6 +145,15 @@ class World {
  private:
   enum class TabState : uint8_t { running, frozen, crashed, closed };
 
+  // One sender as one tab hears it: since when (see note_sender), the highest tick it
+  // sent and when, and whether it announced a newer app version since then.
+  struct Sighting {
+    double first_ms = 0;
+    double progress_ms = -1e18;
+    uint64_t tick_seq = 0;
+    bool newer_version = false;
+  };
+
   struct Tab {
     int index = 0;
     uint64_t instance = 0;  // unique per tab lifetime (ids may repeat across runs, not here)
@@ -159,6 +168,21 @@ class World {
     double thawed_ms = -1e18;      // when it last thawed (its timers were stopped before)
     uint64_t ticks = 0;            // the node's tick count when last checked
     double timer_seen_ms = 0;      // when its timer last ran while leading (or it led nothing)
+    // What the world did to this tab that may rightly end its term (see on_deposed).
+    std::string app_version;
+    bool online = true;
+    double shown_ms = -1e18;       // when it last stopped being hidden (now while hidden)
+    double store_failed_ms = -1e18;  // when the store last failed one of its operations
+    std::map<int, double> lost_from;        // sender tab -> when a frame from it was lost
+    // Per resource, who last took its lock or lease, and whether that displaced a tab that
+    // had just taken it so (thieves that acted on one cause at once).
+    struct Taken {
+      int by = -1;
+      bool race = false;
+    };
+    std::map<std::string, Taken> taken;
+    // Real senders with a newer app version than this tab's, and every forged sender.
+    std::map<std::string, Sighting> sightings;
     // Per resource, every epoch the store answered this tab (answers are not tied to
     // requests), and whether the monotonic counter persisted it (not a lost write, a
     // stale read or an answer below the floor).
@@ -185,6 +209,7 @@ class World {
   struct LockRequest {
     int tab = -1;
     uint64_t id = 0;
+    double stolen_ms = -1e18;  // when it took the lock by stealing
   };
   struct LockQueue {
     LockRequest holder;
@@ -241,6 +266,15 @@ class World {
   void trace_roles(Tab& t);
   std::string describe(const Event& e) const;
   std::string describe(const Effect& fx) const;
+
+  // What the world did that may end a term (see on_deposed).
+  void note_sender(Tab& t, const Scheduled& delivery);
+  bool healthy(const Tab& t) const;
+  bool caused_by_world(const Tab& t, const Effect& fx) const;
+  bool recently_hidden(const Tab& t) const;
+  bool heard_newer_version(const Tab& t) const;
+  bool taken_for_cause(const Tab& t, const std::string& res) const;
+  bool store_failed(const Tab& t) const;
 
   // Checks.
   void check(double now);

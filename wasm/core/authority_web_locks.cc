@@ -32,8 +32,11 @@ void Node::WebLocks::campaign(Node& n, Resource& r, double now, Effects& out) co
   const Candidate* leader = r.leader.empty() ? nullptr : n.presence_.find(r.leader);
   int pos = n.rank_position(r, now, r.leader);
   if (pos < 0) return;
-  if (leader && r.policy.prefer_visible && leader->lifecycle == Lifecycle::hidden &&
-      n.lifecycle_ == Lifecycle::active && pos == 0) {
+  // A hidden leader is replaced at once by the best visible tab, but only once it showed
+  // progress since this tab began to follow it: one frame (a replay of a leader long
+  // gone, heard by a tab that just opened) must not take the lock from whoever holds it.
+  bool hidden_leader = leader && leader->lifecycle == Lifecycle::hidden && leader->last_progress_ms > r.leader_since_ms;
+  if (hidden_leader && r.policy.prefer_visible && n.lifecycle_ == Lifecycle::active && pos == 0) {
     n.steal(r, out);
     return;
   }

@@ -37,6 +37,7 @@ constexpr double kNever = std::numeric_limits<double>::infinity();
 struct Mutations {
   bool answer_postpones_tick = false;  // a frame sent from a message handler delays the own timer
   bool trust_claims = false;           // a claim deposes the authority's holder and moves the floor
+  bool trust_versions = false;         // any tab's newer app version vetoes, unbounded (the 93 s gap)
 };
 
 struct Config {

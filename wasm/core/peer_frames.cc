@@ -106,8 +106,12 @@ void Node::leader_hears_claim(Resource& r, const wire::Frame& f, const wire::Cla
 // leaders settle a conflict with (a newer term, or the same term and a better rank). With
 // any same-term claimant adopted instead, followers of simultaneous leaders would follow
 // whichever was heard last, lose it when it yields, and start a newer term over the winner.
+// "Silent" here is one heartbeat short of the suspect timeout after which this tab would
+// replace its leader itself (steal): the holder's next heartbeat comes within that
+// heartbeat, so a tab that followed a leader now gone learns who holds the authority
+// before it takes the authority from a healthy holder.
 void Node::follower_hears_claim(Resource& r, const wire::Frame& f, const wire::Claim& c, double now, Effects& out) {
-  bool adopt = r.leader.empty() || leader_silent(r, now, config_.suspect_ms) ||
+  bool adopt = r.leader.empty() || leader_silent(r, now, config_.suspect_ms - config_.heartbeat_ms) ||
                (f.sender == r.leader ? c.epoch >= r.leader_epoch : claims_decide() && claim_wins(r, f, c, now));
   if (adopt) set_leader(r, f.sender, c.epoch, now, out);
 }

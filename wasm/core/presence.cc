@@ -10,7 +10,19 @@ Presence::Observed Presence::observe(const wire::Frame& f, double now_ms) {
   // sender's timer can have reached. Any other frame (another generation: a page restored
   // from bfcache; a lower tick: the tab restarted; or a forgery) replaces the entry like a
   // new tab, but only once the entry's own sender stopped running.
-  bool continues = known && f.generation == known->generation && plausible_tick(*known, f.tick_seq, now_ms);
+  bool same_generation = known && f.generation == known->generation;
+  // Frames carry no secret, so a forger may leap ahead of a real tab's tick sequence. The
+  // real tab's frames then fall below the newest; once they rise above an earlier such
+  // frame, they are a second sender under this id that runs, and count as its progress:
+  // one forged leap cannot make a running tab's frames look old, and the tab silent. One
+  // replayed frame, or the same one again, is never progress.
+  bool below = same_generation && f.tick_seq < known->tick_seq;
+  bool second_sender = below && known->below_seen && f.tick_seq > known->below_tick;
+  if (below) {
+    known->below_tick = std::max(known->below_tick, f.tick_seq);
+    known->below_seen = true;
+  }
+  bool continues = same_generation && (second_sender || plausible_tick(*known, f.tick_seq, now_ms));
   if (known && !continues && holds(*known, now_ms)) {
     return f.generation != known->generation ? Observed::stale_generation : Observed::old_frame;
   }
@@ -18,8 +30,12 @@ Presence::Observed Presence::observe(const wire::Frame& f, double now_ms) {
   bool is_new = !continues;
   Candidate& c = known ? *known : *candidates_.insert(f.sender);
   if (!known) c.first_seen_ms = now_ms;
-  if (is_new) c.progressed = false;
-  bool progress = !is_new ? f.tick_seq > c.tick_seq : true;
+  if (is_new) {
+    c.progressed = false;
+    c.below_seen = false;
+    c.below_tick = 0;
+  }
+  bool progress = !is_new ? f.tick_seq > c.tick_seq || second_sender : true;
   // Its first progress counts as a change: a newer app version vetoes only from then on.
   bool first_progress = progress && !is_new && !c.progressed;
   if (first_progress) c.progressed = true;
@@ -43,9 +59,9 @@ Presence::Observed Presence::observe(const wire::Frame& f, double now_ms) {
   c.app_version = f.app_version;
   c.start_ms = f.start_ms;
   c.capabilities = f.capabilities;
-  // Only a sequence above every one seen is progress: a replayed or reordered frame
-  // must not revive a stalled sender.
-  c.tick_seq = progress ? f.tick_seq : std::max(c.tick_seq, f.tick_seq);
+  // Only a sequence above every one seen (or a second sender's, above its own) is
+  // progress: a replayed or reordered frame must not revive a stalled sender.
+  c.tick_seq = is_new && progress ? f.tick_seq : std::max(c.tick_seq, f.tick_seq);
   c.refresh_ms = static_cast<uint32_t>(std::min<double>(std::max<uint32_t>(f.refresh_ms, 1), max_refresh_ms_));
   c.last_seen_ms = now_ms;
   if (is_new) return Observed::joined;

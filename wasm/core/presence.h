@@ -5,7 +5,8 @@
 // Bounds on what one sender can do here: frames of another generation under a real tab's
 // id are dropped while that tab shows it runs (see holds()), so they hide it for at most
 // one suspect timeout even when they keep coming; a frame older than the newest one of its
-// sender (a replay, or a forgery with a lower tick) changes nothing; a made-up newer app
+// sender (a replay, or a forgery with a lower tick) changes nothing, unless such frames
+// keep rising (a real tab a forger leapt ahead of; see observe); a made-up newer app
 // version vetoes eligibility for at most one suspect timeout unless its tab leads (Node);
 // the table holds at most kMaxCandidates senders. The limit: frames carry no secret, so a
 // sender that keeps forging a real tab's id and generation with a rising tick sequence
@@ -30,6 +31,8 @@ struct Candidate {
   uint64_t start_ms = 0;
   Capabilities capabilities;
   uint64_t tick_seq = 0;
+  uint64_t below_tick = 0;     // the highest tick seen below tick_seq (see observe)
+  bool below_seen = false;
   uint32_t refresh_ms = 1000;  // how often it promised to show progress
   double last_seen_ms = 0;     // local time of its last frame
   double last_progress_ms = 0; // local time its tick sequence last rose

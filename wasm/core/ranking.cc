@@ -22,7 +22,8 @@ CandidateView Node::view_of(const Candidate& c, double now) const {
 Version Node::newest_app_version(const Resource& r, double now) const {
   Version newest = config_.app_version;
   for (const auto& [id, c] : presence_.all()) {
-    if (id != r.leader && (!c.progressed || now - c.first_seen_ms >= config_.suspect_ms)) continue;
+    bool bounded = !config_.mutations.trust_versions;
+    if (bounded && id != r.leader && (!c.progressed || now - c.first_seen_ms >= config_.suspect_ms)) continue;
     CandidateView v = view_of(c, now);
     Policy p = r.policy;
     p.newest_app_only = false;

@@ -206,6 +206,7 @@ void Interpreter::join(Command& c) {
 void Interpreter::hostile(Command& c) {
   bool rising = c.flag("rising");
   bool frozen = c.flag("frozen");
+  bool hidden = c.flag("hidden");  // hostile NAME claim: the claimant says it is hidden
   if (c.args.size() != 2) fail("hostile TO KIND [options]");
   const std::string& kind = c.args[1];
   std::string sender = c.get("from", "mallory");
@@ -244,6 +245,7 @@ void Interpreter::hostile(Command& c) {
     auto at = claim.find('@');
     if (at == std::string::npos) fail("claim=RESOURCE@EPOCH");
     wire::Frame f = frame_from(sender, wire::Kind::heartbeat);
+    if (hidden) f.lifecycle = Lifecycle::hidden;
     f.claims.push_back(wire::Claim{claim.substr(0, at), std::strtoull(claim.c_str() + at + 1, nullptr, 10)});
     world().inject(to, wire::encode(f));
   } else if (kind == "abdicate") {
