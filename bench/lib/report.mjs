@@ -273,7 +273,19 @@ function issues(list) {
   if (split) parts.push(`${split}× two or more tabs kept leading at once (for 4 s) between trials: tabs replaced`);
   if (u - split) parts.push(`${u - split}× no single leader in time between trials: tabs replaced`);
   if (e.length) parts.push(`error: ${e.join('; ').slice(0, 160)}`);
+  for (const r of (list || []).filter((x) => x && x.stuck)) parts.push(`without a new leader: ${stuckSummary(r.stuck)}`);
   return parts.join('; ');
+}
+
+/** What the tabs of a trial without a new leader believed (bench/lib/tabs.mjs diagnose()). */
+function stuckSummary(tabs) {
+  return tabs.map((t) => {
+    if (t.snap?.error) return `${t.id} unreachable`;
+    const d = t.diag || {};
+    const last = d.log?.length ? d.log[d.log.length - 1] : null;
+    const m = d.metrics || {};
+    return `${t.id} ${t.snap?.isLeader ? 'leads' : d.state || 'follows'}${d.leader ? ` (leader ${d.leader})` : ''}${last ? `, last ${last.from}→${last.to} (${last.reason})` : ''}${m.backoffs ? `, ${m.backoffs} backoffs` : ''}${m.mode ? `, ${m.mode}` : ''}`;
+  }).join(', ');
 }
 
 function handoverSection(r, h, keys, title, kindNote) {

@@ -113,6 +113,8 @@ async function handoverTrial(group, kind, timeoutMs, settleMs) {
   } else {
     await pool.reap(leader);
   }
+  // No new leader: what every tab believed, for the report's cause.
+  if (!got) r.stuck = await pool.diagnose();
   return r;
 }
 

@@ -184,6 +184,16 @@ export class Pool {
     return rec.tab.page.evaluate(() => window.__bench.snapshot());
   }
 
+  /** What each live tab's library says about itself (bench/pages/instrument.js diag()). */
+  async diagnose() {
+    return Promise.all(this.live.map(async (rec) => ({
+      id: rec.id,
+      frozen: rec.frozen,
+      snap: await this.snapshot(rec).catch((e) => ({ error: e.message })),
+      diag: await rec.tab.page.evaluate(() => window.__bench.diag()).catch((e) => ({ error: e.message })),
+    })));
+  }
+
   /** Snapshots of the live, unfrozen tabs. */
   async snapshots() {
     const recs = this.live.filter((r) => !r.frozen);

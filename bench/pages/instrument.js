@@ -8,7 +8,8 @@
 //     event: a hand-over splits into the part until the grant and the library's part after it;
 //   - lifecycle timestamps (beforeunload, pagehide, freeze, resume), absolute
 //     (performance.timeOrigin + performance.now(), milliseconds since the epoch);
-//   - the page entry's hooks: setup({lib, mode, isLeader, epoch, release}), elected(), deposed().
+//   - the page entry's hooks: setup({lib, mode, isLeader, epoch, release, diag}), elected(), deposed();
+//     diag() returns what the library says about itself (read when a trial gets stuck).
 // Leadership changes are also printed as `__bench {"ev":...}` console messages, so the
 // runner hears them at once without polling.
 // Query: ?locks=off hides navigator.locks (the libraries' fallback modes), ?id=<tab id>,
@@ -103,6 +104,10 @@
         visibility: document.visibilityState, at: now(), init: bench.init || null,
       };
     },
+    /** What the library says about itself (its log, counters), for a trial that got stuck. */
+    diag: function () {
+      try { return api && api.diag ? api.diag() : null; } catch (e) { return { error: String(e) }; }
+    },
   };
   function log(obj) {
     obj.id = bench.id;
@@ -163,16 +168,18 @@
   // ?trace=1 (diagnostics): a timeline of lock grants, localStorage reads and writes, IndexedDB
   // opens and transactions, channel traffic and timer callbacks in bench.trace ([what, absolute
   // time]), to see where a hand-over's time goes.
-  if (q.get('trace') === '1' && navigator.locks) {
+  if (q.get('trace') === '1') {
     var trace = bench.trace = [];
     var mark = function (what) { if (trace.length < 5000) trace.push([what, now()]); };
-    var request = LockManager.prototype.request;
-    LockManager.prototype.request = function (name, options, callback) {
-      var cb = typeof options === 'function' ? options : callback;
-      var wrapped = function (lock) { mark('lock-granted ' + (lock ? lock.name : 'null')); return cb.apply(this, arguments); };
-      mark('lock-request ' + name + ' ' + JSON.stringify(typeof options === 'function' ? {} : Object.assign({}, options, { signal: undefined })));
-      return typeof options === 'function' ? request.call(this, name, wrapped) : request.call(this, name, options, wrapped);
-    };
+    if (navigator.locks) {
+      var request = LockManager.prototype.request;
+      LockManager.prototype.request = function (name, options, callback) {
+        var cb = typeof options === 'function' ? options : callback;
+        var wrapped = function (lock) { mark('lock-granted ' + (lock ? lock.name : 'null')); return cb.apply(this, arguments); };
+        mark('lock-request ' + name + ' ' + JSON.stringify(typeof options === 'function' ? {} : Object.assign({}, options, { signal: undefined })));
+        return typeof options === 'function' ? request.call(this, name, wrapped) : request.call(this, name, options, wrapped);
+      };
+    }
     var setItem = Storage.prototype.setItem;
     Storage.prototype.setItem = function (k) { mark('setItem ' + k); var r = setItem.apply(this, arguments); mark('setItem done'); return r; };
     var getItem = Storage.prototype.getItem;

@@ -242,6 +242,65 @@ TEST_CASE("broadcast-only: a forged claim ends one term; the next starts above i
   CHECK(alloc->epoch >= 100);
 }
 
+// A follower whose leader went silent, while a forger announces a candidacy (a claim of
+// wire::kPendingEpoch) every 125 ms from one id that ranks first: returns when the follower
+// became a candidate and whether it then led.
+struct ForgedCandidacy {
+  double candidate_at = -1;
+  bool led = false;
+};
+static ForgedCandidacy takeover_under_forged_candidacy(double forged_from) {
+  Node b(config("b", Authority::broadcast));
+  b.step(event(EventKind::join, 0, "ws"));
+  wire::Frame leader = claim("a", "ws", 1);
+  double next_heartbeat = 100;  // the leader's last at 2100
+  wire::Frame forged = claim("0-forger", "ws", wire::kPendingEpoch);
+  ForgedCandidacy out;
+  double next_forged = forged_from;
+  for (double now = 0; now < 20000;) {
+    double tick = b.next_deadline();
+    if (next_heartbeat <= std::min(tick, next_forged)) {
+      now = next_heartbeat;
+      ++leader.tick_seq;
+      deliver(b, now, leader);
+      next_heartbeat = now < 2100 ? now + 1000 : kNever;
+      continue;
+    }
+    if (next_forged <= tick) {
+      now = next_forged;
+      ++forged.tick_seq;
+      deliver(b, now, forged);
+      next_forged += 125;
+      continue;
+    }
+    now = tick;
+    auto fx = b.step(event(EventKind::tick, now));
+    if (find(fx, EffectKind::allocate_epoch) && out.candidate_at < 0) {
+      out.candidate_at = now;
+      Event done = event(EventKind::epoch_allocated, now + 1, "ws");
+      done.epoch = 2;
+      out.led = find(b.step(done), EffectKind::elected) != nullptr;
+      return out;
+    }
+  }
+  return out;
+}
+
+TEST_CASE("broadcast-only: a forged candidacy delays a takeover by one suspect timeout") {
+  Config defaults;
+  // Without the forger: the leader's last heartbeat at 2100, the suspect timeout after it.
+  ForgedCandidacy honest = takeover_under_forged_candidacy(kNever);
+  REQUIRE(honest.led);
+  CHECK(honest.candidate_at == doctest::Approx(2100 + defaults.suspect_ms).epsilon(0.01));
+  // The forger starts just before the takeover and never stops: one suspect timeout more
+  // (and the rank stagger behind the forger), then the follower leads despite it.
+  ForgedCandidacy forged = takeover_under_forged_candidacy(5000);
+  REQUIRE(forged.candidate_at > 0);
+  CHECK(forged.candidate_at >= 5000 + defaults.suspect_ms);
+  CHECK(forged.candidate_at <= 5000 + defaults.suspect_ms + defaults.rank_stagger_ms + 50);
+  CHECK(forged.led);
+}
+
 // A forged stream: presence under a real id, generation 2^32-1, every 125 ms, while the real
 // tab refreshes every second. Returns how long the real tab was hidden (not generation 1).
 static double hidden_ms_under_forged_generation(Node& a, double real_from, double until) {

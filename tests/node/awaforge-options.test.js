@@ -9,39 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { __internal, leaderElection, load } from 'tab-baton';
 import { createBrowser } from 'tab-baton/testing';
-
-/** A virtual clock: timers fire only when the test advances it. */
-function virtualClock() {
-  let now = 1_000_000;
-  let seq = 0;
-  const timers = new Map();
-  return {
-    now: () => now,
-    setTimeout(fn, ms) {
-      seq += 1;
-      timers.set(seq, { at: now + Math.max(0, ms), fn });
-      return seq;
-    },
-    clearTimeout(id) {
-      timers.delete(id);
-    },
-    /** Runs the next due timer (moving the clock to it); false when none is left before `limit`. */
-    step(limit) {
-      let next = null;
-      for (const [id, t] of timers) if (!next || t.at < next[1].at) next = [id, t];
-      if (!next || next[1].at > limit) return false;
-      timers.delete(next[0]);
-      now = Math.max(now, next[1].at);
-      next[1].fn();
-      return true;
-    },
-  };
-}
-
-/** Lets the fakes' own deliveries (real zero-delay timers) and promise jobs run. */
-const settle = async () => {
-  for (let i = 0; i < 5; i += 1) await new Promise((resolve) => setTimeout(resolve, 0));
-};
+import { settle, virtualClock } from './helpers/virtual-clock.js';
 
 async function takeoverAfterCrash({ heartbeatMs, takeoverMs }) {
   await load(); // the core loads on first use, in real time: have it before time is virtual

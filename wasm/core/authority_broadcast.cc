@@ -1,8 +1,10 @@
 // Broadcast-only: no authority exists, so tabs agree by rank and the newest claim decides
 // (peer_frames.cc). A tab that joins listens a short hello window for a leader; a
 // follower takes over by rank when the leader goes silent for the suspect timeout, or at
-// once when the leader's goodbye names it. A term's epoch comes from the durable counter
-// (epochs.cc), asked again when a newer term may have been claimed meanwhile.
+// once when the leader's goodbye names it. A candidate announces itself before its epoch
+// is allocated, and the others wait for it rather than compete. A term's epoch comes from
+// the durable counter (epochs.cc), asked again when a newer term may have been claimed
+// meanwhile.
 #include <algorithm>
 
 #include "authority.h"
@@ -33,6 +35,12 @@ void Node::BroadcastOnly::campaign(Node& n, Resource& r, double now, Effects& ou
   } else {
     base = r.named_successor ? now : r.leaderless_since_ms;
   }
+  // A tab about to claim (named by the last leader, or announcing its candidacy) gets a
+  // suspect timeout to do so: its epoch's transaction may take longer than the rank
+  // stagger, and competing with it would only start one more term that the newest wins.
+  if (!r.named_successor && !r.claimant.empty()) {
+    base = std::max(base, r.claimant_since_ms + c.suspect_ms);
+  }
   double due = base + pos * c.rank_stagger_ms;
   if (now < due) {
     r.wake_ms = std::min(r.wake_ms, due);
@@ -40,6 +48,9 @@ void Node::BroadcastOnly::campaign(Node& n, Resource& r, double now, Effects& ou
   }
   n.set_role(r, Role::candidate, r.named_successor ? Reason::leader_goodbye : Reason::takeover, now);
   r.named_successor = false;
+  // Announce the candidacy at once (the claim of wire::kPendingEpoch in this tab's frames
+  // while it is a candidate), before the epoch's transaction.
+  n.send(n.frame(wire::Kind::presence), out);
   n.request_epoch(r, now, out);
 }
 

@@ -100,9 +100,12 @@ void Node::finish_candidacy(Resource& r, uint64_t epoch, Degraded degraded, doub
   bool made_up = degraded == Degraded::not_durable || degraded == Degraded::storage_timeout;
   uint64_t term = made_up ? std::max(epoch, r.max_epoch + 1) : epoch;
   r.max_epoch = std::max(r.max_epoch, term);
-  if (!authority_->exclusive() && !r.leader.empty() && r.leader != config_.id &&
-      !leader_silent(r, now, config_.suspect_ms)) {
-    // A live leader showed up while the epoch was being allocated.
+  bool live_leader = !r.leader.empty() && r.leader != config_.id && !leader_silent(r, now, config_.suspect_ms);
+  // A named successor does not yield to other candidates: the last leader chose it.
+  bool better_candidate = r.reason != Reason::leader_goodbye && claimant_preferred(r, now);
+  if (!authority_->exclusive() && (live_leader || better_candidate)) {
+    // A live leader showed up while the epoch was being allocated, or a candidate that
+    // wins over this one announced itself.
     set_role(r, Role::follower, Reason::conflict, now);
     fail_acquisition(r, now);
     return;

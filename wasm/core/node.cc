@@ -174,6 +174,7 @@ void Node::handle_clock(double now) {
       shift(r.queued_ms);
       shift(r.leader_since_ms);
       shift(r.leaderless_since_ms);
+      shift(r.claimant_since_ms);
       if (r.abdicate_asked_ms >= 0) shift(r.abdicate_asked_ms);
       if (r.steal_announced_ms >= 0) shift(r.steal_announced_ms);
       shift(r.lease_started_ms);
@@ -230,17 +231,20 @@ void Node::on_message(const Event& e, Effects& out) {
   }
   if (seen != Presence::Observed::unchanged) trigger_all(now);
 
-  // A known leader whose frame no longer claims the resource has stepped down.
+  // A frame without a claim on a resource ends what its sender had there: a known leader
+  // stepped down, a claimant that announced its candidacy gave up.
   for (auto& entry : resources_) {
     Resource& r = entry.value;
-    if (r.leader != f.sender) continue;
+    bool was_leader = r.leader == f.sender;
+    bool was_claimant = r.claimant == f.sender && r.claimant_heard;
+    if (!was_leader && !was_claimant) continue;
     const ResourceName& name = entry.key;
     bool still_claims = std::any_of(f.claims.begin(), f.claims.end(),
                                     [&name](const wire::Claim& c) { return c.resource == name; });
-    if (!still_claims) {
-      clear_leader(r, now, out);
-      trigger(r, now);
-    }
+    if (still_claims) continue;
+    if (was_leader) clear_leader(r, now, out);
+    if (was_claimant) r.claimant.clear();
+    trigger(r, now);
   }
   for (const auto& c : f.claims) on_claim(f, c, now, out);
 
@@ -426,6 +430,7 @@ void Node::set_leader(Resource& r, std::string_view id, uint64_t epoch, double n
   r.leader_since_ms = now;
   r.abdicate_asked_ms = -1;
   r.steal_announced_ms = -1;
+  r.claimant.clear();
   out.push_back(make(EffectKind::leader_changed, r.name));
   trigger(r, now);
 }

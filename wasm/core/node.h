@@ -222,6 +222,14 @@ class Node {
     uint64_t departed_epoch = 0;   // its term, the only record its goodbye gives up (0: unknown)
     double named_ms = 0;
     double leaderless_since_ms = 0;
+    // Broadcast-only: a tab about to claim a term, named by the last leader's goodbye or
+    // announcing its candidacy (wire::kPendingEpoch); the others wait for it (see
+    // BroadcastOnly::campaign). `claimant_heard`: its candidacy was announced, so a later
+    // frame of it without the claim means it gave up.
+    TabId claimant;
+    double claimant_since_ms = 0;
+    bool claimant_named = false;
+    bool claimant_heard = false;
     // Known leader (another tab or this one).
     TabId leader;
     uint64_t leader_epoch = 0;
@@ -273,6 +281,11 @@ class Node {
   // Broadcast-only: a claim of another tab than the known leader wins over it (a newer
   // term, or the same term from a better-ranked tab).
   bool claim_wins(const Resource& r, const wire::Frame& f, const wire::Claim& c, double now) const;
+  // Broadcast-only: a candidacy announced (wire::kPendingEpoch) or a successor named.
+  void note_claimant(Resource& r, std::string_view id, bool named, double now);
+  // True while a claimant other than this tab has its time to claim and should win over
+  // this tab: the last leader named it, or it ranks before this tab.
+  bool claimant_preferred(const Resource& r, double now) const;
   void on_goodbye(const wire::Frame& f, double now, Effects& out);
   void on_abdicate_request(const wire::Frame& f, double now, Effects& out);
   void note_steal_announced(const wire::Frame& f, double now);

@@ -22,6 +22,8 @@ wire::Frame Node::frame(wire::Kind kind) const {
   f.capabilities = config_.capabilities;
   for (const auto& [name, r] : resources_) {
     if (r.role == Role::leader) f.claims.push_back({name, r.epoch});
+    // Broadcast-only: a candidacy (see BroadcastOnly::campaign).
+    else if (r.role == Role::candidate && authority() == Authority::broadcast) f.claims.push_back({name, wire::kPendingEpoch});
   }
   return f;
 }

@@ -39,8 +39,44 @@ void Node::on_claim(const wire::Frame& f, const wire::Claim& c, double now, Effe
     fence_.observe(r.name, c.epoch);
   }
 
+  if (c.epoch == wire::kPendingEpoch) {
+    // A candidacy, not a term. Where an authority decides, the authority tells; in
+    // broadcast-only, followers wait for the candidate and a leader answers it (below) as
+    // any stale claim, so that the candidate learns that a leader exists.
+    if (authority() != Authority::broadcast) return;
+    if (r.role != Role::leader) {
+      if (r.leader == f.sender) clear_leader(r, now, out);
+      note_claimant(r, f.sender, false, now);
+      return;
+    }
+  }
   if (r.role == Role::leader) leader_hears_claim(r, f, c, now, out);
   else follower_hears_claim(r, f, c, now, out);
+}
+
+// The first claimant heard of keeps its place until it claims, gives up, or its time runs
+// out (BroadcastOnly::campaign). Hearing it again does not extend its time, also after it
+// ran out, so that one sender's stream of announcements delays a takeover by one suspect
+// timeout; only another id starts another wait.
+void Node::note_claimant(Resource& r, std::string_view id, bool named, double now) {
+  if (r.claimant != id) {
+    bool expired = now >= r.claimant_since_ms + config_.suspect_ms;
+    if (!r.claimant.empty() && !expired) return;
+    r.claimant = id;
+    r.claimant_since_ms = now;
+    r.claimant_named = false;
+    r.claimant_heard = false;
+    trigger(r, now);
+  }
+  if (named) r.claimant_named = true;
+  else r.claimant_heard = true;
+}
+
+bool Node::claimant_preferred(const Resource& r, double now) const {
+  if (r.claimant.empty() || now >= r.claimant_since_ms + config_.suspect_ms) return false;
+  if (r.claimant_named) return true;
+  const Candidate* rival = presence_.find(r.claimant);
+  return rival && ranks_before(view_of(*rival, now), self_view(), r.name, now);
 }
 
 void Node::leader_hears_claim(Resource& r, const wire::Frame& f, const wire::Claim& c, double now, Effects& out) {
@@ -98,6 +134,10 @@ void Node::on_goodbye(const wire::Frame& f, double now, Effects& out) {
       r.named_ms = now;
     }
     if (r.leader == f.sender) clear_leader(r, now, out);
+    // Broadcast-only: the others wait for the named successor's claim.
+    if (!f.subject.empty() && !f.target.empty() && f.target != config_.id && authority() == Authority::broadcast) {
+      note_claimant(r, f.target, true, now);
+    }
     trigger(r, now, f.target == config_.id);
   }
   if (f.subject.empty()) {

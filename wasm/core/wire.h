@@ -55,6 +55,9 @@ struct Claim {
   ResourceName resource;
   uint64_t epoch = 0;
 };
+// Broadcast-only: a claim of epoch 0 announces a candidacy, the sender's epoch still being
+// allocated (terms start at 1). The others give it time to claim instead of competing.
+constexpr uint64_t kPendingEpoch = 0;
 
 struct Frame {
   uint8_t version = kProtocolVersion;

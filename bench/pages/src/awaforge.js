@@ -3,6 +3,7 @@
 // takeover within takeoverMs + heartbeatMs). Without Web Locks (?locks=off) it runs on the
 // fallback authority that `auto` picks. Baton releases in pagehide by itself.
 import { leaderElection } from 'tab-baton/awaforge';
+import { __internal } from 'tab-baton';
 
 const bench = window.__bench;
 bench.entryAt = performance.now();
@@ -20,4 +21,5 @@ bench.setup({
   requestedAt,
   isLeader: () => election.isLeader(),
   release: null,
+  diag: () => ({ leader: election.leader()?.id ?? null, metrics: __internal.metricsOf(election) }),
 });

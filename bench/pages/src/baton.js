@@ -25,4 +25,5 @@ bench.setup({
   isLeader: () => handle.state() === 'leader',
   epoch: () => handle.token()?.epoch ?? null,
   release: null,
+  diag: () => ({ state: handle.state(), leader: handle.leader()?.id ?? null, log: baton.log().slice(-8), metrics: baton.metrics() }),
 });

@@ -122,8 +122,14 @@ export function hostileFrames({ resource, leader, epoch, ids, replays = [] }) {
       return bytes;
     })()],
   ];
+  // Under each real id: another generation, a tick below the tab's newest (an old tick
+  // replayed) and a tick far above what its timer can have reached (a leap), each saying
+  // the tab froze and runs newer code.
+  const forged = { kind: 'presence', appVersion: '999', lifecycle: 'frozen' };
   for (const id of ids) {
-    frames.push([`presence of ${id} at generation 2^32-1`, encodeFrame({ kind: 'presence', sender: id, generation: 2 ** 32 - 1, appVersion: '999', lifecycle: 'frozen' })]);
+    frames.push([`presence of ${id} at generation 2^32-1`, encodeFrame({ ...forged, sender: id, generation: 2 ** 32 - 1 })]);
+    frames.push([`presence of ${id} with a tick below its newest`, encodeFrame({ ...forged, sender: id, tickSeq: 0 })]);
+    frames.push([`presence of ${id} with a leaping tick`, encodeFrame({ ...forged, sender: id, tickSeq: 2 ** 40 })]);
   }
   for (const bytes of replays) frames.push(['replayed frame', bytes]);
   return frames;
