@@ -1,5 +1,6 @@
-// Helpers shared by the core's hand-driven tests: a tab's config, an event, finding an
-// effect, and taking a resource's lead with a given epoch.
+// Helpers shared by the core's hand-driven tests: a tab's config, an event, a message
+// event, another tab's frame, finding an effect, and taking a resource's lead with a given
+// epoch.
 #pragma once
 
 #include <algorithm>
@@ -26,6 +27,28 @@ inline Event event(EventKind kind, double now, std::string_view resource = "") {
   e.now_ms = now;
   e.resource = resource;
   return e;
+}
+
+// A message event over bytes the caller keeps alive while the node steps it.
+inline Event message(double now, const std::vector<uint8_t>& bytes) {
+  Event e = event(EventKind::message, now);
+  e.data = bytes.data();
+  e.size = bytes.size();
+  return e;
+}
+
+// A frame from another tab of the same app version and capabilities as config().
+inline wire::Frame peer_frame(const std::string& sender, wire::Kind kind = wire::Kind::presence,
+                              uint64_t tick = 1) {
+  wire::Frame f;
+  f.kind = kind;
+  f.sender = sender;
+  f.generation = 1;
+  f.app_version = "1.0";
+  f.refresh_ms = 1000;
+  f.capabilities = {"ws.owner.v1"};
+  f.tick_seq = tick;
+  return f;
 }
 
 inline const Effect* find(const std::vector<Effect>& fx, EffectKind kind) {

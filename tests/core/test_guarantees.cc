@@ -27,20 +27,8 @@ std::vector<Effect> deliver(Node& n, double now, const wire::Frame& f) {
   return n.step(message(now, f, bytes));
 }
 
-wire::Frame peer(const std::string& sender, wire::Kind kind = wire::Kind::presence) {
-  wire::Frame f;
-  f.kind = kind;
-  f.sender = sender;
-  f.generation = 1;
-  f.app_version = "1.0";
-  f.refresh_ms = 1000;
-  f.tick_seq = 1;
-  f.capabilities = {"ws.owner.v1"};
-  return f;
-}
-
 wire::Frame claim(const std::string& sender, const std::string& res, uint64_t epoch, uint64_t tick_seq = 1) {
-  wire::Frame f = peer(sender, wire::Kind::heartbeat);
+  wire::Frame f = peer_frame(sender, wire::Kind::heartbeat);
   f.claims = {{res, epoch}};
   f.tick_seq = tick_seq;
   return f;
@@ -85,7 +73,7 @@ Run run_with_frames(Node& n, double from, double until, const wire::Frame& frame
 TEST_CASE("liveness: frames answered from a message handler never postpone the leader's own timer") {
   Node a(config("a"));
   lead(a, "ws", 0, 3);
-  wire::Frame ask = peer("b", wire::Kind::abdicate_request);
+  wire::Frame ask = peer_frame("b", wire::Kind::abdicate_request);
   ask.subject = "ws";
   ask.target = "a";
   // Two requests a second for 10 s: the timer still runs every heartbeat, so the tick
@@ -102,7 +90,7 @@ TEST_CASE("liveness mutation: a handler that postpones the timer starves the lea
   c.mutations.answer_postpones_tick = true;
   Node a(c);
   lead(a, "ws", 0, 3);
-  wire::Frame ask = peer("b", wire::Kind::abdicate_request);
+  wire::Frame ask = peer_frame("b", wire::Kind::abdicate_request);
   ask.subject = "ws";
   ask.target = "a";
   Run r = run_with_frames(a, 10, 10000, ask, 500);
@@ -131,7 +119,7 @@ TEST_CASE("abdicate: a visible leader ignores requests; a hidden one honours a v
   a.step(alloc);
   REQUIRE(a.view("ws").role == Role::leader);
 
-  wire::Frame ask = peer("b", wire::Kind::abdicate_request);
+  wire::Frame ask = peer_frame("b", wire::Kind::abdicate_request);
   ask.subject = "ws";
   ask.target = "a";
   CHECK(!find(deliver(a, 100, ask), EffectKind::deposed));  // a is visible
@@ -304,8 +292,8 @@ TEST_CASE("broadcast-only: a forged candidacy delays a takeover by one suspect t
 // A forged stream: presence under a real id, generation 2^32-1, every 125 ms, while the real
 // tab refreshes every second. Returns how long the real tab was hidden (not generation 1).
 static double hidden_ms_under_forged_generation(Node& a, double real_from, double until) {
-  wire::Frame real = peer("b");
-  wire::Frame forged = peer("b");
+  wire::Frame real = peer_frame("b");
+  wire::Frame forged = peer_frame("b");
   forged.generation = UINT32_MAX;
   forged.lifecycle = Lifecycle::frozen;
   forged.app_version = "999";
@@ -341,11 +329,11 @@ TEST_CASE("presence: a forged generation heard before the real tab hides it for 
 
 TEST_CASE("presence: a page restored from bfcache takes its id at once") {
   Node a(config("a"));
-  wire::Frame before = peer("b");
+  wire::Frame before = peer_frame("b");
   deliver(a, 0, before);
   before.lifecycle = Lifecycle::closing;  // pagehide
   deliver(a, 10, before);
-  wire::Frame after = peer("b");
+  wire::Frame after = peer_frame("b");
   after.generation = 2;
   deliver(a, 20, after);
   CHECK(a.presence().find("b")->generation == 2);
@@ -356,14 +344,14 @@ TEST_CASE("presence: a page restored from bfcache takes its id at once") {
 
 TEST_CASE("presence: a frame below or far above its sender's tick changes nothing") {
   Node a(config("a"));
-  wire::Frame real = peer("b");
+  wire::Frame real = peer_frame("b");
   real.tick_seq = 50;
   real.lifecycle = Lifecycle::hidden;
   deliver(a, 0, real);
-  wire::Frame replay = peer("b");  // an old frame of b, or a forgery with a low tick
+  wire::Frame replay = peer_frame("b");  // an old frame of b, or a forgery with a low tick
   replay.tick_seq = 3;
   deliver(a, 100, replay);
-  wire::Frame leap = peer("b");  // one frame that would make every later real one look old
+  wire::Frame leap = peer_frame("b");  // one frame that would make every later real one look old
   leap.tick_seq = 1'000'000;
   deliver(a, 200, leap);
   CHECK(a.metrics().dropped_old_frame == 2);
@@ -377,10 +365,10 @@ TEST_CASE("presence: a frame below or far above its sender's tick changes nothin
 
 TEST_CASE("presence: a tab that restarted with a lower tick takes its id once the old one went quiet") {
   Node a(config("a"));
-  wire::Frame old = peer("b");
+  wire::Frame old = peer_frame("b");
   old.tick_seq = 500;
   deliver(a, 0, old);
-  wire::Frame restarted = peer("b");
+  wire::Frame restarted = peer_frame("b");
   restarted.tick_seq = 1;
   deliver(a, a.config().suspect_ms + 1, restarted);
   CHECK(a.presence().find("b")->tick_seq == 1);
@@ -390,7 +378,7 @@ TEST_CASE("presence: a tab that restarted with a lower tick takes its id once th
 TEST_CASE("presence: a newer app version vetoes eligibility for at most one suspect timeout") {
   Node a(config("a"));
   a.step(event(EventKind::join, 0, "ws"));
-  wire::Frame forged = peer("m");
+  wire::Frame forged = peer_frame("m");
   forged.app_version = "999";
   for (int i = 0; i < 10; ++i) {
     forged.tick_seq = 1 + i;  // forged liveness
@@ -403,7 +391,7 @@ TEST_CASE("presence: a newer app version vetoes eligibility for at most one susp
 TEST_CASE("presence: when the veto of a newer app version ends, the tab competes again on its own timer") {
   Node a(config("a"));
   a.step(event(EventKind::join, 0, "ws"));
-  wire::Frame forged = peer("m");
+  wire::Frame forged = peer_frame("m");
   forged.app_version = "999";
   deliver(a, 1, forged);
   CHECK(a.view("ws").eligible);  // one frame vetoes nothing: no progress of its own yet
@@ -535,7 +523,7 @@ TEST_CASE("liveness: a frame handled when the heartbeat is due leaves the heartb
     }
     return seqs;
   };
-  wire::Frame b = peer("b");
+  wire::Frame b = peer_frame("b");
   uint64_t last_seq = 0;
   int sent = 0;
   for (int i = 0; i < 20; ++i) {

@@ -13,13 +13,6 @@ using namespace baton::test;
 
 namespace {
 
-Event message(double now, const std::vector<uint8_t>& bytes) {
-  Event e = event(EventKind::message, now);
-  e.data = bytes.data();
-  e.size = bytes.size();
-  return e;
-}
-
 LeaseRecord record(const std::string& owner, uint64_t epoch, double written_ms) {
   LeaseRecord rec;
   rec.present = true;
@@ -29,18 +22,6 @@ LeaseRecord record(const std::string& owner, uint64_t epoch, double written_ms) 
   rec.expires_ms = written_ms + 5000;
   rec.takeover_ms = written_ms + 3000;
   return rec;
-}
-
-wire::Frame frame_from(const std::string& sender, wire::Kind kind, uint64_t tick = 1) {
-  wire::Frame f;
-  f.kind = kind;
-  f.sender = sender;
-  f.generation = 1;
-  f.app_version = "1.0";
-  f.refresh_ms = 1000;
-  f.capabilities = {"ws.owner.v1"};
-  f.tick_seq = tick;
-  return f;
 }
 
 // Node `id` leads "ws" under the lease with the record its first transaction wrote at `now`.
@@ -91,7 +72,7 @@ TEST_CASE("lease: a leader's term ends when others may take its record over, not
 TEST_CASE("lease: a leader whose timers stopped starts no transaction from a message and hands over at the takeover time") {
   Node a(config("a", Authority::lease));
   LeaseRecord rec = lease_lead(a, 0);
-  std::vector<uint8_t> presence = wire::encode(frame_from("b", wire::Kind::presence));
+  std::vector<uint8_t> presence = wire::encode(peer_frame("b", wire::Kind::presence));
   // Frozen without warning after its first heartbeat: no tick any more, messages still come.
   a.step(event(EventKind::tick, a.next_deadline()));
   std::vector<Effect> all;
@@ -132,7 +113,7 @@ TEST_CASE("lease: a goodbye gives up the record of the term it ends, not a later
   result.lease = record("a", 4, 0);
   b.step(result);
   REQUIRE(b.view("ws").leader == "a");
-  wire::Frame bye = frame_from("a", wire::Kind::goodbye);
+  wire::Frame bye = peer_frame("a", wire::Kind::goodbye);
   bye.subject = "ws";
   bye.target = "b";
   auto fx = b.step(message(100, wire::encode(bye)));
@@ -153,7 +134,7 @@ TEST_CASE("lease: an owner whose heartbeats keep coming is not taken over before
   b.step(event(EventKind::join, 0, "ws"));
   uint64_t tick = 1;
   auto heartbeat = [&](double now) {
-    wire::Frame hb = frame_from("a", wire::Kind::heartbeat, ++tick);
+    wire::Frame hb = peer_frame("a", wire::Kind::heartbeat, ++tick);
     hb.claims.push_back({"ws", 4});
     b.step(message(now, wire::encode(hb)));
   };
@@ -168,7 +149,7 @@ TEST_CASE("lease: an owner whose heartbeats keep coming is not taken over before
   c.step(event(EventKind::join, 0, "ws"));
   tick = 1;
   for (double now = 0; now <= 1000; now += 1000) {
-    wire::Frame hb = frame_from("a", wire::Kind::heartbeat, ++tick);
+    wire::Frame hb = peer_frame("a", wire::Kind::heartbeat, ++tick);
     hb.claims.push_back({"ws", 4});
     c.step(message(now, wire::encode(hb)));
   }

@@ -15,13 +15,6 @@ using namespace baton::test;
 
 namespace {
 
-Event message(double now, const std::vector<uint8_t>& bytes) {
-  Event e = event(EventKind::message, now);
-  e.data = bytes.data();
-  e.size = bytes.size();
-  return e;
-}
-
 std::vector<wire::Frame> frames(const std::vector<Effect>& fx) {
   std::vector<wire::Frame> out;
   for (const auto& e : fx) {
