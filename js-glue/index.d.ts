@@ -121,7 +121,11 @@ export interface BatonOptions {
   heartbeatMs?: number;
   /** A leader without progress this long is replaced. Default 3 × heartbeatMs; must exceed it. */
   suspectMs?: number;
-  /** IndexedDB lease duration (renewed at a third). Default 5000 ms. */
+  /**
+   * IndexedDB lease duration. Default 5000 ms. The owner renews its record every half of
+   * the shorter of `suspectMs` and `leaseMs`; another tab may take over a record not renewed
+   * for that long.
+   */
   leaseMs?: number;
   /** Default 'auto': Web Locks, else an IndexedDB lease, else broadcast only. */
   authority?: 'auto' | Authority;
@@ -414,7 +418,8 @@ export interface Baton {
    * Waits, queued and re-sent, while no leader exists; rejects with a {@link NoLeaderError}
    * when none acknowledged it within `timeoutMs`, a {@link RequestError} ('TIMEOUT',
    * 'REFUSED', 'TOO_LARGE', 'TOO_MANY', 'DISPOSED') or a {@link RemoteError} (thrown by
-   * `serve`). This tab need not lead or join the resource.
+   * `serve`). This tab need not lead or join the resource. Never throws: a wrong resource or
+   * option rejects with a TypeError naming it.
    */
   request<T = unknown>(resource: string, message: unknown, options?: RequestOptions & { full?: false }): Promise<T>;
   request<T = unknown>(resource: string, message: unknown, options: RequestOptions & { full: true }): Promise<RequestAnswer<T>>;

@@ -137,7 +137,8 @@ function makeBaton(where, options, lockName) {
     namespace,
     protocolVersion,
     lead: (resource, leadOptions) => baton.lead(resource, leadOptions),
-    request: (resource, message, requestOptions) => baton.talk('request', resourceName('baton.request', resource), message, requestOptions),
+    // A promise in every case: a wrong resource rejects, as wrong options do (talk.js checks them).
+    request: async (resource, message, requestOptions) => baton.talk('request', resourceName('baton.request', resource), message, requestOptions),
     leaderState: (resource) => {
       if (baton.disposed) throw disposedError('baton.leaderState()');
       return leaderState(baton, resourceName('baton.leaderState', resource));
