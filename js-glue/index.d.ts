@@ -224,7 +224,8 @@ export interface LeadHandle {
    * Runs `fn` only while this tab leads with a term the fence admits; otherwise rejects
    * with a {@link StaleOwnerError} (`code` 'STALE_OWNER') without running it. A term whose
    * epoch was not committed durably (degraded storage) rejects with an
-   * {@link EpochNotDurableError} (`code` 'EPOCH_NOT_DURABLE') without running it.
+   * {@link EpochNotDurableError} (`code` 'EPOCH_NOT_DURABLE') without running it. Never
+   * throws: a missing `fn` rejects with a TypeError.
    */
   fenced<T>(fn: (token: Token, signal: AbortSignal) => T | PromiseLike<T>): Promise<T>;
   /**
