@@ -219,6 +219,12 @@ export interface LeadHandle {
   leader(): LeaderInfo | null;
   /** Steps down now; stays in the race (others get the first chance). */
   abdicate(): void;
+  /**
+   * Called when a term of this tab begins or ends, when the known leader changes, and on
+   * release. Not called while a lease term is in doubt (its renewal not committed past the
+   * record's takeover time: `state()` says 'candidate' and `token()` is null meanwhile, but
+   * the term goes on); a renewal that fails ends it with a 'deposed' change.
+   */
   onChange(fn: (change: LeadershipChange) => void): () => void;
   /**
    * Runs `fn` only while this tab leads with a term the fence admits; otherwise rejects
