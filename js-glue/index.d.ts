@@ -237,7 +237,8 @@ export interface LeadHandle {
   /**
    * Publishes `value` (structured-clone data, at most 64 KiB) as the state of this tab's
    * current term, to every tab's {@link Baton.leaderState}. Rejects with a
-   * {@link StaleOwnerError} when this tab does not lead.
+   * {@link StaleOwnerError} when this tab does not lead, a {@link RequestError} 'TOO_LARGE'
+   * over 64 KiB, or a `DataCloneError` when `value` cannot be cloned; nothing is published then.
    */
   setState(value: unknown): Promise<void>;
   /** Leaves the election for this resource for good. Idempotent. */
