@@ -77,7 +77,7 @@ export class EpochStore {
           this.health.committed(resource, next);
           this.known.set(resource, next);
           done(next, true);
-          this.writeMirror(resource, next);
+          this.mirrorLater(resource, next);
         },
         (error) => {
           this.counters.storageErrors += 1;
@@ -93,7 +93,18 @@ export class EpochStore {
     const epoch = known + 1;
     this.known.set(resource, epoch);
     done(epoch, false);
-    this.writeMirror(resource, epoch);
+    this.mirrorLater(resource, epoch);
+  }
+
+  /**
+   * Raises the mirror after the new term's callbacks: `done` queued them as microtasks, and
+   * a localStorage write (a read and a write, which can take milliseconds on a busy
+   * renderer) must not stand between the epoch's commit and the app hearing that it leads.
+   * The in-memory copy is raised now.
+   */
+  mirrorLater(resource, epoch) {
+    this.mirror.set(resource, Math.max(epoch, this.mirror.get(resource) ?? 0));
+    queueMicrotask(() => this.writeMirror(resource, epoch));
   }
 
   /** Raises the localStorage mirror to `epoch` (best effort; after the term has begun). */
