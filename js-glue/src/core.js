@@ -58,18 +58,18 @@ ready.catch(() => {});
 /** Cores created and not yet deleted (an internal leak check for tests). */
 let liveCores = 0;
 
-/**
- * Starts loading the core, once; later calls return the same promise.
- * @param {{wasm?: string | URL | Response | BufferSource | WebAssembly.Module}} [options]
- *   where the wasm is served, when not next to the script (bundlers that do not copy it)
- * @returns {Promise<void>} `ready`
- */
 /** What `load({ wasm })` takes (a Response by its `arrayBuffer`, as Node's and browsers' have). */
 function isWasmSource(value) {
   return typeof value === 'string' || value instanceof URL || value instanceof ArrayBuffer || ArrayBuffer.isView(value)
     || value instanceof WebAssembly.Module || typeof value?.arrayBuffer === 'function';
 }
 
+/**
+ * Starts loading the core, once; later calls return the same promise.
+ * @param {{wasm?: string | URL | Response | BufferSource | WebAssembly.Module}} [options]
+ *   where the wasm is served, when not next to the script (bundlers that do not copy it)
+ * @returns {Promise<void>} `ready`
+ */
 export function load(options) {
   if (options !== undefined && (options === null || typeof options !== 'object')) {
     throw new TypeError('load: "options" must be an object like { wasm: url }');
@@ -83,7 +83,6 @@ export function load(options) {
   }
   if (status.state !== 'idle') return ready;
   status.state = 'loading';
-  const source = options?.wasm;
   const failed = (error) => {
     status.state = 'failed';
     status.error = error.message;
@@ -94,7 +93,7 @@ export function load(options) {
   // the module, which has no error path, just never finishes.
   const instantiateHook = (imports) =>
     new Promise((resolve) => {
-      instantiate(source, imports).then((instance) => resolve({ instance }), failed);
+      instantiate(wasm, imports).then((instance) => resolve({ instance }), failed);
     });
   createBatonCore({ instantiate: instantiateHook }).then((module) => {
     M = module;
