@@ -31,6 +31,7 @@ export const NOT_IN_APP = {
   'testing fakes': 'is already open',
   'test hooks': 'presenceSnapshot',
   'requests and leader state (talk.js, imported on first use)': 'is already waiting for an answer',
+  'IndexedDB lease (lease.js, imported when leading by lease)': '["leases","epochs"]',
 };
 
 const gz = (buf) => gzipSync(buf, { level: 9 }).length;
