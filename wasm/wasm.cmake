@@ -23,7 +23,7 @@ set(BATON_WASM_LINK
   "SHELL:--post-js ${CMAKE_CURRENT_SOURCE_DIR}/wasm/module-post.js"
   # Only the builtin types the boundary uses (integers, void) get embind's JS.
   "SHELL:--js-library ${CMAKE_CURRENT_SOURCE_DIR}/wasm/embind-types.js"
-  # embind's registration of free functions without overloads or type names.
+  # embind's functions and integers cut to what the boundary uses (see the file).
   "SHELL:--js-library ${CMAKE_CURRENT_SOURCE_DIR}/wasm/embind-functions.js"
   -sMODULARIZE=1
   -sEXPORT_ES6=1
