@@ -333,6 +333,14 @@ export interface TalkMetrics {
   droppedMalformed: number;
   droppedForeignVersion: number;
   droppedOversized: number;
+  /**
+   * Acknowledgements, answers, states and term notices not from the leader this tab's
+   * election confirms for their term (forged, or of a term not confirmed within 2 s, or two
+   * heartbeats if longer): dropped. Only where this tab takes part in the resource's election.
+   */
+  droppedUnconfirmed: number;
+  /** Such messages of a term older than the confirmed one: dropped. */
+  droppedStaleTerm: number;
   postFailures: number;
   listenerErrors: number;
   /** Requests made, posts (first sends and re-sends), re-sends. */
