@@ -51,7 +51,7 @@ function loadUnload() {
 }
 
 /** The library's Web Lock name for a channel: `pubkey-bc||<method type>||<name>`. */
-export function libraryLockName(channel, name) {
+function libraryLockName(channel, name) {
   const type = typeof channel === 'object' && typeof channel.method?.type === 'string' ? channel.method.type : 'native';
   return `pubkey-bc||${type}||${name}`;
 }
