@@ -609,7 +609,10 @@ export class Fence {
 // ------------------------------------------------------------------- awaforge
 
 export interface CreateOpts {
-  /** Required. The exact Web Lock name, as in awaforge; Baton's frames use the channel `baton/<channel>/v1`. */
+  /**
+   * Required. The exact Web Lock name, as in awaforge; Baton's frames use the channel
+   * `baton/<channel>/v1`. At most 128 bytes of UTF-8 (Baton's namespace).
+   */
   channel: string;
   /** Default: a UUID v4. */
   id?: string;
@@ -670,7 +673,7 @@ export function requestLeadership(
 // ------------------------------------------------------------------- broadcast-channel
 
 export interface LeaderElectionOptions {
-  /** Leader silence before takeover. Default 3000. */
+  /** Leader silence before takeover. Default 3000, or 3 × `heartbeatMs` when longer. */
   fallbackInterval?: number;
   /** Accepted for compatibility; unused. */
   responseTime?: number;

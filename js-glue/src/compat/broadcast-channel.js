@@ -51,7 +51,7 @@ function loadUnload() {
 }
 
 /** The library's Web Lock name for a channel: `pubkey-bc||<method type>||<name>`. */
-export function libraryLockName(channel, name) {
+function libraryLockName(channel, name) {
   const type = typeof channel === 'object' && typeof channel.method?.type === 'string' ? channel.method.type : 'native';
   return `pubkey-bc||${type}||${name}`;
 }
@@ -86,9 +86,11 @@ export function createLeaderElection(channel, options) {
     if (electors.has(channel) || channel._leaderElector) throw new Error('BroadcastChannel already has a leader-elector');
   }
   const o = optionsObject(where, 'options', options, OPTIONS, { optional: true });
-  const suspectMs = numberOption(where, o, 'fallbackInterval', { fallback: 3000, above: 0 });
+  // Each default follows the other when only one is given, as createBaton's suspectMs does.
+  const givenInterval = numberOption(where, o, 'fallbackInterval', { fallback: undefined, above: 0 });
   numberOption(where, o, 'responseTime', { fallback: undefined, above: 0 });
-  const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: Math.min(1000, suspectMs / 3), above: 0 });
+  const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: Math.min(1000, (givenInterval ?? 3000) / 3), above: 0 });
+  const suspectMs = givenInterval ?? Math.max(3000, 3 * heartbeatMs);
   if (heartbeatMs >= suspectMs) throw new TypeError(`${where}: option "heartbeatMs" must be less than "fallbackInterval"`);
   const authority = oneOfOption(where, o, 'authority', ['auto', 'web-locks', 'lease', 'broadcast'], undefined);
   const id = stringOption(where, o, 'id', { maxBytes: LIMITS.idBytes });
@@ -98,6 +100,7 @@ export function createLeaderElection(channel, options) {
   const { baton, handle } = singleElection({
     where,
     name,
+    nameOption: 'channel',
     lockName,
     id,
     heartbeatMs,
