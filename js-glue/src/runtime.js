@@ -81,9 +81,14 @@ export class Runtime {
      * @type {Map<string, 'asking'|'requested'>}
      */
     this.early = new Map();
-    this.channel = env.BroadcastChannel
-      ? new Channel(env.BroadcastChannel, names.channel, (bytes) => this.step((core, now) => core.message(now, bytes)), counters)
-      : null;
+    this.channel = null;
+    try {
+      if (env.BroadcastChannel) this.channel = new Channel(env.BroadcastChannel, names.channel, (bytes) => this.step((core, now) => core.message(now, bytes)), counters);
+    } catch (error) {
+      // A constructor that throws (an opaque origin): this tab runs as if it had none, and says so.
+      env.BroadcastChannel = null;
+      reportError(error);
+    }
     const report = (kind, resource) => {
       if (kind === 'lock_granted' && !this.core && this.early.get(resource) === 'requested') this.allocateEarly(resource);
       this.step((core, now) => core.resourceEvent(kind, now, resource));

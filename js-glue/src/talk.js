@@ -196,7 +196,6 @@ class Talk {
       if (expired.some((msg) => msg.k === 'lead')) this.post({ k: 'hello' });
       if (this.gate.held.length > 0) this.pollHeld();
     }, HOLD_POLL_MS);
-    this.holdTimer?.unref?.(); // Node: never keeps the process alive
   }
 
   /** A checked message this tab believes. */
@@ -461,7 +460,6 @@ class Endpoint {
       this.helloTimer = null;
       this.announce();
     }, wait);
-    this.helloTimer?.unref?.(); // Node: never keeps the process alive
   }
 
   /** `handle.setState(value)`: publishes `value` as this term's state. */
