@@ -333,6 +333,14 @@ export interface TalkMetrics {
   droppedMalformed: number;
   droppedForeignVersion: number;
   droppedOversized: number;
+  /**
+   * Acknowledgements, answers, states and term notices not from the leader this tab's
+   * election confirms for their term (forged, or of a term not confirmed within 2 s, or two
+   * heartbeats if longer): dropped. Only where this tab takes part in the resource's election.
+   */
+  droppedUnconfirmed: number;
+  /** Such messages of a term older than the confirmed one: dropped. */
+  droppedStaleTerm: number;
   postFailures: number;
   listenerErrors: number;
   /** Requests made, posts (first sends and re-sends), re-sends. */
@@ -601,7 +609,10 @@ export class Fence {
 // ------------------------------------------------------------------- awaforge
 
 export interface CreateOpts {
-  /** Required. The exact Web Lock name, as in awaforge; Baton's frames use the channel `baton/<channel>/v1`. */
+  /**
+   * Required. The exact Web Lock name, as in awaforge; Baton's frames use the channel
+   * `baton/<channel>/v1`. At most 128 bytes of UTF-8 (Baton's namespace).
+   */
   channel: string;
   /** Default: a UUID v4. */
   id?: string;
@@ -662,7 +673,7 @@ export function requestLeadership(
 // ------------------------------------------------------------------- broadcast-channel
 
 export interface LeaderElectionOptions {
-  /** Leader silence before takeover. Default 3000. */
+  /** Leader silence before takeover. Default 3000, or 3 × `heartbeatMs` when longer. */
   fallbackInterval?: number;
   /** Accepted for compatibility; unused. */
   responseTime?: number;

@@ -101,6 +101,8 @@ describe('option validation', () => {
     throwsNaming(() => leaderElection.create({ channel: 'c', takeoverMs: 10, env }), 'takeoverMs');
     throwsNaming(() => leaderElection.create({ channel: 'c', _forceFallback: 'true', env }), '_forceFallback');
     throwsNaming(() => leaderElection.create({ channel: 'c', id: 42, env }), 'id');
+    throwsNaming(() => leaderElection.create({ channel: 'c'.repeat(129), env }), 'channel'); // Baton's namespace limit
+    throwsNaming(() => leaderElection.create({ channel: 'c\uD800', env }), 'channel');
     const election = leaderElection.create({ channel: 'c', env });
     throwsNaming(() => election.onLeader(null), 'fn');
     throwsNaming(() => election.onFollower(), 'fn');
@@ -113,5 +115,12 @@ describe('option validation', () => {
     throwsNaming(() => requestLeadership(1, () => {}), 'name');
     throwsNaming(() => requestLeadership('n', () => {}, { authority: 'x', env }), 'authority');
     throwsNaming(() => requestLeadership('n', () => {}, { onFollower: 1, env }), 'onFollower');
+    // The election's name is Baton's namespace: its limits, named as each API calls it.
+    throwsNaming(() => requestLeadership('n'.repeat(129), () => {}, { env }), 'name');
+    throwsNaming(() => createLeaderElection('n'.repeat(129), { env }), 'channel');
+    throwsNaming(() => createLeaderElection('c', { heartbeatMs: 500, fallbackInterval: 400, env }), 'heartbeatMs');
+    // Without a fallbackInterval, a long heartbeat gets one of 3 heartbeats (as createBaton's suspectMs).
+    const elector = createLeaderElection('slow', { heartbeatMs: 5000, env });
+    elector.die();
   });
 });

@@ -53,7 +53,12 @@ await elector.die();
 const plain = createBaton({ namespace: 'plain', heartbeatMs: 30 });
 const support = plain.support();
 plain.dispose();
-console.log(JSON.stringify({ first, second, staleRejected, answered, led, support, support2: leaderElection.support() }));
+// Each subpath entry exports what its declarations say, and no more.
+const entries = {};
+for (const sub of ['relay', 'awaforge', 'request-leadership', 'broadcast-channel', 'server', 'fenced-idb']) {
+  entries[sub] = Object.keys(await import('tab-baton/' + sub)).sort();
+}
+console.log(JSON.stringify({ first, second, staleRejected, answered, led, support, support2: leaderElection.support(), entries }));
 `;
 
 const CJS_SCRIPT = `
@@ -118,6 +123,14 @@ test('npm pack -> install into an empty project -> import and run in Node', { ti
     assert.equal(out.support.mode, 'broadcast');
     assert.equal(out.support.webLocks, false);
     assert.deepEqual(out.support2, { webLocks: false, broadcastChannel: true });
+    assert.deepEqual(out.entries, {
+      relay: ['createRelay', 'eventSourceSource', 'webSocketSource'],
+      awaforge: ['leaderElection'],
+      'request-leadership': ['requestLeadership'],
+      'broadcast-channel': ['createLeaderElection'],
+      server: ['ServerFence', 'StaleOwnerError', 'admitInPostgres', 'checkToken', 'fenceSql', 'staleOwnerError'],
+      'fenced-idb': ['FENCE_STORE', 'StaleOwnerError', 'createFenceStore', 'fencedTransaction'],
+    });
 
     // require() in Node 20: the CommonJS entry reads the same wasm from disk.
     const cjs = JSON.parse(run(process.execPath, ['main.cjs'], project).trim().split('\n').pop());
