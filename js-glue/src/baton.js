@@ -622,7 +622,8 @@ class Entry {
 
   /** Runs `fn(token, signal)` only while this tab leads with a term the fence admits. */
   fenced(fn) {
-    if (typeof fn !== 'function') throw new TypeError('fenced: "fn" must be a function');
+    // Rejects rather than throws, like every refusal of this promise-returning call.
+    if (typeof fn !== 'function') return Promise.reject(new TypeError('fenced: "fn" must be a function'));
     const token = this.state() === 'leader' ? this.token : null;
     const runtime = this.baton.runtime;
     if (!token) return Promise.reject(staleOwner(this.resource, null, runtime.fenceHighest(this.resource)));

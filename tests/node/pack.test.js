@@ -53,7 +53,12 @@ await elector.die();
 const plain = createBaton({ namespace: 'plain', heartbeatMs: 30 });
 const support = plain.support();
 plain.dispose();
-console.log(JSON.stringify({ first, second, staleRejected, answered, led, support, support2: leaderElection.support() }));
+// Each subpath entry exports what its declarations say, and no more.
+const entries = {};
+for (const sub of ['relay', 'awaforge', 'request-leadership', 'broadcast-channel', 'server', 'fenced-idb']) {
+  entries[sub] = Object.keys(await import('tab-baton/' + sub)).sort();
+}
+console.log(JSON.stringify({ first, second, staleRejected, answered, led, support, support2: leaderElection.support(), entries }));
 `;
 
 const CJS_SCRIPT = `
@@ -97,7 +102,7 @@ test('npm pack -> install into an empty project -> import and run in Node', { ti
       'LICENSE', 'README.md', 'awaforge.d.ts', 'broadcast-channel.d.ts',
       'dist/awaforge.js', 'dist/baton-core.wasm', 'dist/broadcast-channel.js',
       'dist/fenced-idb.cjs', 'dist/fenced-idb.d.cts', 'dist/fenced-idb.js', 'dist/index.cjs', 'dist/index.d.cts', 'dist/index.js',
-      'dist/relay.js', 'dist/request-leadership.js', 'dist/server.cjs', 'dist/server.d.cts', 'dist/server.js',
+      'dist/lease.js', 'dist/relay.js', 'dist/request-leadership.js', 'dist/server.cjs', 'dist/server.d.cts', 'dist/server.js',
       'dist/stale-owner-error.cjs', 'dist/talk.js', 'dist/testing.cjs', 'dist/testing.d.cts', 'dist/testing.js',
       'fenced-idb.d.ts', 'index.d.ts', 'package.json', 'relay.d.ts', 'request-leadership.d.ts', 'server.d.ts', 'testing.d.ts',
     ]);
@@ -118,6 +123,14 @@ test('npm pack -> install into an empty project -> import and run in Node', { ti
     assert.equal(out.support.mode, 'broadcast');
     assert.equal(out.support.webLocks, false);
     assert.deepEqual(out.support2, { webLocks: false, broadcastChannel: true });
+    assert.deepEqual(out.entries, {
+      relay: ['createRelay', 'eventSourceSource', 'webSocketSource'],
+      awaforge: ['leaderElection'],
+      'request-leadership': ['requestLeadership'],
+      'broadcast-channel': ['createLeaderElection'],
+      server: ['ServerFence', 'StaleOwnerError', 'admitInPostgres', 'checkToken', 'fenceSql', 'staleOwnerError'],
+      'fenced-idb': ['FENCE_STORE', 'StaleOwnerError', 'createFenceStore', 'fencedTransaction'],
+    });
 
     // require() in Node 20: the CommonJS entry reads the same wasm from disk.
     const cjs = JSON.parse(run(process.execPath, ['main.cjs'], project).trim().split('\n').pop());
