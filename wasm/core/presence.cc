@@ -44,9 +44,16 @@ Presence::Observed Presence::observe(const wire::Frame& f, double now_ms) {
   if (is_new) {
     if (const Forgotten* old = forgotten_.find(f.sender)) {
       if (old->generation == f.generation && f.tick_seq <= old->tick_seq) {
-        progress = false;
-        c.last_progress_ms = old->last_progress_ms;
+        // Not above the newest tick it had: a frozen tab answering, unless frames below
+        // it keep rising (a real tab a forger leapt ahead of, as above).
+        bool second_sender_rises = old->below_seen && f.tick_seq > old->below_tick;
+        if (!second_sender_rises) {
+          progress = false;
+          c.last_progress_ms = old->last_progress_ms;
+        }
         c.tick_seq = old->tick_seq;
+        c.below_seen = true;
+        c.below_tick = std::max(old->below_tick, f.tick_seq);
         c.first_seen_ms = old->first_seen_ms;
       }
       forgotten_.erase(f.sender);
@@ -100,7 +107,7 @@ size_t Presence::prune(double now_ms) {
     if (liveness(c, now_ms) == Liveness::removed) {
       // When full, the first id in order makes room.
       if (forgotten_.full()) forgotten_.erase(forgotten_.begin());
-      *forgotten_.insert(it->key) = {c.generation, c.tick_seq, c.last_progress_ms, c.first_seen_ms};
+      *forgotten_.insert(it->key) = {c.generation, c.tick_seq, c.below_tick, c.below_seen, c.last_progress_ms, c.first_seen_ms};
       it = candidates_.erase(it);
       ++removed;
     } else {

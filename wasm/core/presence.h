@@ -104,6 +104,8 @@ class Presence {
   struct Forgotten {
     uint32_t generation = 0;
     uint64_t tick_seq = 0;
+    uint64_t below_tick = 0;  // see Candidate
+    bool below_seen = false;
     double last_progress_ms = 0;
     double first_seen_ms = 0;
   };
