@@ -198,8 +198,9 @@ void Interpreter::join(Command& c) {
   world().join(tab(c.args[0]), c.args[1], p);
 }
 
-// hostile TO junk|oversized|foreign-version|claim|abdicate|flood [from=S] [claim=RES@EPOCH]
-//         [res=RES] [count=N]: frames no honest tab sends, delivered to TO now.
+// hostile TO junk|oversized|foreign-version|claim|abdicate|goodbye|flood [from=S]
+//         [claim=RES@EPOCH] [res=RES] [successor=NAME] [tick=N] [count=N]: frames no honest
+//         tab sends, delivered to TO now (a goodbye names `successor`, its tick is `tick`).
 // hostile all presence [from=S] [gen=N] [version=V] [tick=N] [rising] [frozen] [for=DURATION]:
 //         a presence frame to every tab, sent again every 125 ms for DURATION (a steady
 //         stream), its tick one higher each time with `rising` (forged liveness).
@@ -253,11 +254,17 @@ void Interpreter::hostile(Command& c) {
     f.subject = c.get("res", "ws");
     f.target = world().name(to);
     world().inject(to, wire::encode(f));
+  } else if (kind == "goodbye") {
+    wire::Frame f = frame_from(sender, wire::Kind::goodbye);
+    f.subject = c.get("res", "ws");
+    f.target = c.get("successor");
+    f.tick_seq = std::strtoull(c.get("tick", "0").c_str(), nullptr, 10);
+    world().inject(to, wire::encode(f));
   } else if (kind == "flood") {
     int count = std::atoi(c.get("count", "1000").c_str());
     for (int i = 0; i < count; ++i) world().inject(to, wire::encode(frame_from(sender + "-" + std::to_string(i), wire::Kind::presence)));
   } else {
-    fail("hostile kinds: junk, oversized, foreign-version, claim, abdicate, flood, presence");
+    fail("hostile kinds: junk, oversized, foreign-version, claim, abdicate, goodbye, flood, presence");
   }
   world().run_until(world().now_ms());
 }
