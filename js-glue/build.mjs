@@ -5,7 +5,8 @@
 //   talk.js                requests and leader state, imported on first use only
 //   testing.js             the in-memory fakes
 //   fenced-idb.js          fenced IndexedDB transactions; server.js (+ .cjs): the server fence
-//   index.cjs, testing.cjs CommonJS for require() in Node (one bundle each), with .d.cts types
+//   index.cjs, testing.cjs CommonJS for require() in Node (one bundle each), with .d.cts types;
+//   stale-owner-error.cjs  the one StaleOwnerError class the CommonJS entries share
 // Run after the wasm build:
 //   cmake --preset wasm && cmake --build --preset wasm && node js-glue/build.mjs
 import { build } from 'esbuild';
@@ -77,9 +78,24 @@ const cjs = {
   define: { 'import.meta.url': '__batonScriptUrl' },
   banner: { js: 'var __batonScriptUrl=require("url").pathToFileURL(__filename).href;' },
 };
-await build({ ...cjs, entryPoints: [ENTRIES.index], outfile: path.join(dist, 'index.cjs') });
+// StaleOwnerError is one class in CommonJS too: index.cjs, server.cjs and fenced-idb.cjs each
+// require the one stale-owner-error.cjs instead of bundling a copy, so `instanceof` holds
+// across the three entries (as it does in the ES build, where it is a shared chunk).
+const STALE_OWNER_ERROR = path.join(src, 'stale-owner-error.js');
+await build({ ...cjs, entryPoints: [STALE_OWNER_ERROR], outfile: path.join(dist, 'stale-owner-error.cjs') });
+const sharedStaleOwnerError = {
+  name: 'shared-stale-owner-error',
+  setup(b) {
+    b.onResolve({ filter: /\/stale-owner-error\.js$/ }, (args) => {
+      if (path.resolve(args.resolveDir, args.path) !== STALE_OWNER_ERROR) return undefined;
+      return { path: './stale-owner-error.cjs', external: true };
+    });
+  },
+};
+const cjsSharing = { ...cjs, plugins: [sharedStaleOwnerError] };
+await build({ ...cjsSharing, entryPoints: [ENTRIES.index], outfile: path.join(dist, 'index.cjs') });
 await build({ ...cjs, entryPoints: [ENTRIES.testing], outfile: path.join(dist, 'testing.cjs') });
-for (const name of ['server', 'fenced-idb']) await build({ ...cjs, entryPoints: [ENTRIES[name]], outfile: path.join(dist, `${name}.cjs`) });
+for (const name of ['server', 'fenced-idb']) await build({ ...cjsSharing, entryPoints: [ENTRIES[name]], outfile: path.join(dist, `${name}.cjs`) });
 // TypeScript reads a .d.ts next to a "type": "module" package as ESM; the CommonJS builds get
 // the same declarations as .d.cts, whose imports of './index.js' (the shared StaleOwnerError)
 // name the CommonJS declarations instead.

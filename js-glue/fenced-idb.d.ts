@@ -18,7 +18,8 @@ import type { StaleOwnerError } from './index.js';
  * Runs `body(tx)` over `stores` (and the fence store) if `token.epoch` is at least the
  * highest accepted for `token.resource`, recording it. `body` uses `tx` synchronously or
  * from request callbacks. Resolves with its return value once committed; rejects with a
- * {@link StaleOwnerError} or with what aborted the transaction.
+ * {@link StaleOwnerError} or with what aborted the transaction. Never throws: wrong
+ * arguments reject with a TypeError naming them.
  */
 export function fencedTransaction<T>(
   db: IDBDatabase,

@@ -121,7 +121,11 @@ export interface BatonOptions {
   heartbeatMs?: number;
   /** A leader without progress this long is replaced. Default 3 × heartbeatMs; must exceed it. */
   suspectMs?: number;
-  /** IndexedDB lease duration (renewed at a third). Default 5000 ms. */
+  /**
+   * IndexedDB lease duration. Default 5000 ms. The owner renews its record every half of
+   * the shorter of `suspectMs` and `leaseMs`; another tab may take over a record not renewed
+   * for that long.
+   */
   leaseMs?: number;
   /** Default 'auto': Web Locks, else an IndexedDB lease, else broadcast only. */
   authority?: 'auto' | Authority;
@@ -215,18 +219,26 @@ export interface LeadHandle {
   leader(): LeaderInfo | null;
   /** Steps down now; stays in the race (others get the first chance). */
   abdicate(): void;
+  /**
+   * Called when a term of this tab begins or ends, when the known leader changes, and on
+   * release. Not called while a lease term is in doubt (its renewal not committed past the
+   * record's takeover time: `state()` says 'candidate' and `token()` is null meanwhile, but
+   * the term goes on); a renewal that fails ends it with a 'deposed' change.
+   */
   onChange(fn: (change: LeadershipChange) => void): () => void;
   /**
    * Runs `fn` only while this tab leads with a term the fence admits; otherwise rejects
    * with a {@link StaleOwnerError} (`code` 'STALE_OWNER') without running it. A term whose
    * epoch was not committed durably (degraded storage) rejects with an
-   * {@link EpochNotDurableError} (`code` 'EPOCH_NOT_DURABLE') without running it.
+   * {@link EpochNotDurableError} (`code` 'EPOCH_NOT_DURABLE') without running it. Never
+   * throws: a missing `fn` rejects with a TypeError.
    */
   fenced<T>(fn: (token: Token, signal: AbortSignal) => T | PromiseLike<T>): Promise<T>;
   /**
    * Publishes `value` (structured-clone data, at most 64 KiB) as the state of this tab's
    * current term, to every tab's {@link Baton.leaderState}. Rejects with a
-   * {@link StaleOwnerError} when this tab does not lead.
+   * {@link StaleOwnerError} when this tab does not lead, a {@link RequestError} 'TOO_LARGE'
+   * over 64 KiB, or a `DataCloneError` when `value` cannot be cloned; nothing is published then.
    */
   setState(value: unknown): Promise<void>;
   /** Leaves the election for this resource for good. Idempotent. */
@@ -321,6 +333,14 @@ export interface TalkMetrics {
   droppedMalformed: number;
   droppedForeignVersion: number;
   droppedOversized: number;
+  /**
+   * Acknowledgements, answers, states and term notices not from the leader this tab's
+   * election confirms for their term (forged, or of a term not confirmed within 2 s, or two
+   * heartbeats if longer): dropped. Only where this tab takes part in the resource's election.
+   */
+  droppedUnconfirmed: number;
+  /** Such messages of a term older than the confirmed one: dropped. */
+  droppedStaleTerm: number;
   postFailures: number;
   listenerErrors: number;
   /** Requests made, posts (first sends and re-sends), re-sends. */
@@ -414,7 +434,8 @@ export interface Baton {
    * Waits, queued and re-sent, while no leader exists; rejects with a {@link NoLeaderError}
    * when none acknowledged it within `timeoutMs`, a {@link RequestError} ('TIMEOUT',
    * 'REFUSED', 'TOO_LARGE', 'TOO_MANY', 'DISPOSED') or a {@link RemoteError} (thrown by
-   * `serve`). This tab need not lead or join the resource.
+   * `serve`). This tab need not lead or join the resource. Never throws: a wrong resource or
+   * option rejects with a TypeError naming it.
    */
   request<T = unknown>(resource: string, message: unknown, options?: RequestOptions & { full?: false }): Promise<T>;
   request<T = unknown>(resource: string, message: unknown, options: RequestOptions & { full: true }): Promise<RequestAnswer<T>>;
@@ -588,7 +609,10 @@ export class Fence {
 // ------------------------------------------------------------------- awaforge
 
 export interface CreateOpts {
-  /** Required. The exact Web Lock name, as in awaforge; Baton's frames use the channel `baton/<channel>/v1`. */
+  /**
+   * Required. The exact Web Lock name, as in awaforge; Baton's frames use the channel
+   * `baton/<channel>/v1`. At most 128 bytes of UTF-8 (Baton's namespace).
+   */
   channel: string;
   /** Default: a UUID v4. */
   id?: string;
@@ -649,7 +673,7 @@ export function requestLeadership(
 // ------------------------------------------------------------------- broadcast-channel
 
 export interface LeaderElectionOptions {
-  /** Leader silence before takeover. Default 3000. */
+  /** Leader silence before takeover. Default 3000, or 3 × `heartbeatMs` when longer. */
   fallbackInterval?: number;
   /** Accepted for compatibility; unused. */
   responseTime?: number;

@@ -12,9 +12,10 @@ import { parseWasm, groupCode } from './wasm-sections.mjs';
 export const TARGET_GZIP = 20 * 1024;
 /**
  * The budget the test enforces for that app (JS + wasm, gzip bytes): the size measured when
- * it was set plus about 3%. Lower it whenever the package shrinks; raise it only on purpose.
+ * it was set plus about 3%. Lower it whenever the package shrinks; raise it only on purpose:
+ * +220 B for the epoch committed while the core loads, when the lock comes first (start-up).
  */
-export const BUDGET_GZIP = 37800;
+export const BUDGET_GZIP = 38020;
 
 /** An app that uses only createBaton, as its author would write it. */
 export const APP_SOURCE = `import { createBaton } from 'tab-baton';

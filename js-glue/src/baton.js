@@ -137,7 +137,8 @@ function makeBaton(where, options, lockName) {
     namespace,
     protocolVersion,
     lead: (resource, leadOptions) => baton.lead(resource, leadOptions),
-    request: (resource, message, requestOptions) => baton.talk('request', resourceName('baton.request', resource), message, requestOptions),
+    // A promise in every case: a wrong resource rejects, as wrong options do (talk.js checks them).
+    request: async (resource, message, requestOptions) => baton.talk('request', resourceName('baton.request', resource), message, requestOptions),
     leaderState: (resource) => {
       if (baton.disposed) throw disposedError('baton.leaderState()');
       return leaderState(baton, resourceName('baton.leaderState', resource));
@@ -621,7 +622,8 @@ class Entry {
 
   /** Runs `fn(token, signal)` only while this tab leads with a term the fence admits. */
   fenced(fn) {
-    if (typeof fn !== 'function') throw new TypeError('fenced: "fn" must be a function');
+    // Rejects rather than throws, like every refusal of this promise-returning call.
+    if (typeof fn !== 'function') return Promise.reject(new TypeError('fenced: "fn" must be a function'));
     const token = this.state() === 'leader' ? this.token : null;
     const runtime = this.baton.runtime;
     if (!token) return Promise.reject(staleOwner(this.resource, null, runtime.fenceHighest(this.resource)));

@@ -54,12 +54,22 @@ let liveCores = 0;
  *   where the wasm is served, when not next to the script (bundlers that do not copy it)
  * @returns {Promise<void>} `ready`
  */
+/** What `load({ wasm })` takes (a Response by its `arrayBuffer`, as Node's and browsers' have). */
+function isWasmSource(value) {
+  return typeof value === 'string' || value instanceof URL || value instanceof ArrayBuffer || ArrayBuffer.isView(value)
+    || value instanceof WebAssembly.Module || typeof value?.arrayBuffer === 'function';
+}
+
 export function load(options) {
   if (options !== undefined && (options === null || typeof options !== 'object')) {
     throw new TypeError('load: "options" must be an object like { wasm: url }');
   }
   for (const key of Object.keys(options ?? {})) {
     if (key !== 'wasm') throw new TypeError(`load: unknown option "${key}" (known: wasm)`);
+  }
+  const wasm = options?.wasm;
+  if (wasm !== undefined && !isWasmSource(wasm)) {
+    throw new TypeError('load: option "wasm" must be a URL (string or URL), a Response, the bytes or a WebAssembly.Module');
   }
   if (status.state !== 'idle') return ready;
   status.state = 'loading';

@@ -16,8 +16,8 @@
 
 import { StaleOwnerError } from './stale-owner-error.js';
 
-// The class `tab-baton` exports: in ES modules the same object, so `instanceof` holds for a
-// refusal of either; each CommonJS build has its own copy (test `code` there).
+// The class `tab-baton` exports, the same object (in CommonJS too: the entries share one
+// module), so `instanceof` holds for a refusal of either.
 export { StaleOwnerError };
 
 export const FENCE_STORE = 'baton_fence';
@@ -41,6 +41,11 @@ export function createFenceStore(db, storeName = FENCE_STORE) {
  * @param {{fenceStore?: string}} [options]
  */
 export function fencedTransaction(db, token, stores, body, options = {}) {
+  // A promise in every case: wrong arguments reject (the executor's throw) rather than throw.
+  return new Promise((resolve, reject) => run(db, token, stores, body, options, resolve, reject));
+}
+
+function run(db, token, stores, body, options, resolve, reject) {
   const where = 'fencedTransaction';
   if (!db || typeof db.transaction !== 'function') throw new TypeError(`${where}: "db" must be an open IDBDatabase`);
   if (!token || typeof token.resource !== 'string' || token.resource === '' || !Number.isSafeInteger(token.epoch) || token.epoch < 1) {
@@ -52,40 +57,32 @@ export function fencedTransaction(db, token, stores, body, options = {}) {
   if (typeof fenceStore !== 'string' || fenceStore === '') throw new TypeError(`${where}: option "fenceStore" must be a store name`);
   const { resource, epoch } = token;
 
-  return new Promise((resolve, reject) => {
-    let tx;
+  const tx = db.transaction([fenceStore, ...stores.filter((s) => s !== fenceStore)], 'readwrite');
+  let failure = null;
+  let result;
+  const abort = (error) => {
+    failure = error;
     try {
-      tx = db.transaction([fenceStore, ...stores.filter((s) => s !== fenceStore)], 'readwrite');
-    } catch (error) {
-      reject(error);
+      tx.abort();
+    } catch {
+      // Already finishing: its error handler reports it.
+    }
+  };
+  tx.oncomplete = () => resolve(result);
+  tx.onabort = () => reject(failure ?? tx.error ?? new Error(`${where}: the transaction aborted`));
+  const fence = tx.objectStore(fenceStore);
+  const read = fence.get(resource);
+  read.onsuccess = () => {
+    const highest = Number.isSafeInteger(read.result) ? read.result : 0;
+    if (epoch < highest) {
+      abort(new StaleOwnerError(resource, epoch, highest));
       return;
     }
-    let failure = null;
-    let result;
-    const abort = (error) => {
-      failure = error;
-      try {
-        tx.abort();
-      } catch {
-        // Already finishing: its error handler reports it.
-      }
-    };
-    tx.oncomplete = () => resolve(result);
-    tx.onabort = () => reject(failure ?? tx.error ?? new Error(`${where}: the transaction aborted`));
-    const fence = tx.objectStore(fenceStore);
-    const read = fence.get(resource);
-    read.onsuccess = () => {
-      const highest = Number.isSafeInteger(read.result) ? read.result : 0;
-      if (epoch < highest) {
-        abort(new StaleOwnerError(resource, epoch, highest));
-        return;
-      }
-      try {
-        if (epoch > highest) fence.put(epoch, resource);
-        result = body(tx);
-      } catch (error) {
-        abort(error);
-      }
-    };
-  });
+    try {
+      if (epoch > highest) fence.put(epoch, resource);
+      result = body(tx);
+    } catch (error) {
+      abort(error);
+    }
+  };
 }

@@ -17,7 +17,8 @@
  * start-up then waits for the wasm and the lock side by side. Nothing is decided early:
  * the grant waits in the queue like any event, the core's first request for the lock
  * takes the early one over, and an early request the core did not make once it has
- * stepped its first events (the tab is not eligible) is given back.
+ * stepped its first events (the tab is not eligible) is given back. An early grant starts
+ * the epoch's transaction too, so that it runs while the core loads.
  *
  * @module tab-baton/runtime
  */
@@ -80,10 +81,18 @@ export class Runtime {
      * @type {Map<string, 'asking'|'requested'>}
      */
     this.early = new Map();
-    this.channel = env.BroadcastChannel
-      ? new Channel(env.BroadcastChannel, names.channel, (bytes) => this.step((core, now) => core.message(now, bytes)), counters)
-      : null;
-    const report = (kind, resource) => this.step((core, now) => core.resourceEvent(kind, now, resource));
+    this.channel = null;
+    try {
+      if (env.BroadcastChannel) this.channel = new Channel(env.BroadcastChannel, names.channel, (bytes) => this.step((core, now) => core.message(now, bytes)), counters);
+    } catch (error) {
+      // A constructor that throws (an opaque origin): this tab runs as if it had none, and says so.
+      env.BroadcastChannel = null;
+      reportError(error);
+    }
+    const report = (kind, resource) => {
+      if (kind === 'lock_granted' && !this.core && this.early.get(resource) === 'requested') this.allocateEarly(resource);
+      this.step((core, now) => core.resourceEvent(kind, now, resource));
+    };
     this.locks = env.locks ? new WebLocks(env.locks, names.lock, report, counters, names.marker) : null;
     this.epochs = storage.epochs;
     const { database, health } = storage;
@@ -165,6 +174,16 @@ export class Runtime {
     Promise.resolve()
       .then(() => locks.query())
       .then(request, request);
+  }
+
+  /**
+   * The early lock request was granted while the core loads: its epoch's transaction runs
+   * now rather than once the core asks for it (EpochStore.allocateEarly), for as long as
+   * this grant stands.
+   */
+  allocateEarly(resource) {
+    const request = this.locks.requests.get(resource);
+    this.epochs.allocateEarly(resource, () => !this.closed && this.locks.requests.get(resource) === request);
   }
 
   /**

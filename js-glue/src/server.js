@@ -23,8 +23,8 @@
 
 import { StaleOwnerError } from './stale-owner-error.js';
 
-// The class `tab-baton` exports: in ES modules the same object, so `instanceof` holds for a
-// refusal of either; each CommonJS build has its own copy (test `code` there).
+// The class `tab-baton` exports, the same object (in CommonJS too: the entries share one
+// module), so `instanceof` holds for a refusal of either.
 export { StaleOwnerError };
 
 /** The largest epoch accepted: epochs are safe integers (a bigint column holds them). */

@@ -17,12 +17,19 @@ import { ServeDesk } from './requests-server.js';
 import { StateTracker } from './leader-state.js';
 import { NoLeaderError, RemoteError, RequestError } from './requests-errors.js';
 import { TALK_LIMITS, TALK_PROTOCOL, check, errorData, sizeOf } from './talk-wire.js';
+import { ConfirmGate } from './talk-confirm.js';
 import { reportError, staleOwner } from './errors.js';
 import { booleanOption, numberOption, optionsObject, stringOption } from './options.js';
 
 const REQUEST_OPTIONS = ['timeoutMs', 'signal', 'id', 'full'];
 /** Default time a request waits for its answer (queued while no leader exists). */
 const DEFAULT_TIMEOUT_MS = 10000;
+/** Kinds of messages that speak for a term: believed only from its confirmed leader (talk-confirm.js). */
+const TERM_KINDS = new Set(['ack', 'res', 'lead', 'state', 'bye']);
+/** A held message of an unconfirmed term is looked at again this often. */
+const HOLD_POLL_MS = 50;
+/** A leader answers hellos with its announcement (and state, up to 64 KiB) at most this often. */
+const HELLO_ANSWER_MS = 50;
 
 /**
  * The Talk of one resource in one Baton (created on first use, closed with the Baton).
@@ -91,6 +98,9 @@ class Talk {
     this.timerAt = Infinity;
     this.closed = false;
     this.counters = { droppedMalformed: 0, droppedForeignVersion: 0, droppedOversized: 0, postFailures: 0, listenerErrors: 0 };
+    // The election may take a heartbeat or two to confirm a new term this tab hears of here.
+    this.gate = new ConfirmGate(Math.max(2000, 2 * baton.config.heartbeatMs));
+    this.holdTimer = null;
     this.channel = null;
     this.onMessage = (event) => this.receive(event.data);
     if (this.env.BroadcastChannel) {
@@ -151,13 +161,52 @@ class Talk {
       this.counters[problem] += 1;
       return;
     }
+    if (TERM_KINDS.has(msg.k)) {
+      const verdict = this.gate.verdict(msg, this.confirmedLeader());
+      if (verdict === 'wait') {
+        this.gate.hold(msg, this.env.now());
+        this.pollHeld();
+      }
+      if (verdict !== 'take') return;
+    }
+    this.take(msg);
+  }
+
+  /**
+   * The leader of this resource's current term as this tab's election core confirms it;
+   * null when this tab does not take part in the resource's election (it has no view).
+   */
+  confirmedLeader() {
+    const entry = this.baton.entries.get(this.resource);
+    if (!entry || entry.released) return null;
+    const info = entry.leaderInfo();
+    return info ? { id: info.id, epoch: info.epoch } : { id: '', epoch: 0 };
+  }
+
+  /** Looks at the held messages again until none is left. */
+  pollHeld() {
+    if (this.holdTimer !== null || this.closed) return;
+    this.holdTimer = this.env.setTimeout(() => {
+      this.holdTimer = null;
+      if (this.closed) return;
+      const { take, expired } = this.gate.release(this.confirmedLeader(), this.env.now());
+      for (const msg of take) this.take(msg);
+      // A leader's announcement dropped because this tab's election had not caught up (a
+      // core still loading on a busy machine): ask who leads again, once per such drop.
+      if (expired.some((msg) => msg.k === 'lead')) this.post({ k: 'hello' });
+      if (this.gate.held.length > 0) this.pollHeld();
+    }, HOLD_POLL_MS);
+  }
+
+  /** A checked message this tab believes. */
+  take(msg) {
     const now = this.env.now();
     switch (msg.k) {
       case 'req':
         this.endpoint?.request(msg);
         break;
       case 'hello':
-        this.endpoint?.announce();
+        this.endpoint?.answerHello();
         break;
       case 'ack':
         if (msg.to === this.self) this.table.ack(msg.id, msg.epoch, msg.from);
@@ -304,6 +353,7 @@ class Talk {
   metrics() {
     return {
       ...this.counters,
+      ...this.gate.counters,
       ...this.table.counters,
       pending: this.table.pending.size,
       staleStates: this.tracker.staleDropped,
@@ -317,6 +367,8 @@ class Talk {
     this.closed = true;
     if (this.timer !== null) this.env.clearTimeout(this.timer);
     this.timer = null;
+    if (this.holdTimer !== null) this.env.clearTimeout(this.holdTimer);
+    this.holdTimer = null;
     for (const id of [...this.waiters.keys()]) {
       this.table.remove(id);
       this.finish(id).reject(new RequestError('DISPOSED', 'the Baton was disposed', { resource: this.resource, requestId: id }));
@@ -345,6 +397,9 @@ class Endpoint {
     this.signal = null;
     this.stateSeq = 0;
     this.stateValue = undefined;
+    /** When this term last announced itself, and the announcement waiting to answer hellos. */
+    this.announcedAt = -Infinity;
+    this.helloTimer = null;
     this.unsubscribe = entry.handle.onChange((change) => {
       if (change.type === 'elected') this.begin();
       else if (change.type === 'deposed') this.end();
@@ -377,6 +432,8 @@ class Endpoint {
 
   detach() {
     this.end();
+    if (this.helloTimer !== null) this.talk.env.clearTimeout(this.helloTimer);
+    this.helloTimer = null;
     this.unsubscribe();
     if (this.talk.endpoint === this) this.talk.endpoint = null;
   }
@@ -384,7 +441,25 @@ class Endpoint {
   /** 'lead': who leads, with its state if it published one (answers 'hello' too). */
   announce() {
     if (!this.token) return;
+    this.announcedAt = this.talk.env.now();
     this.talk.post({ k: 'lead', epoch: this.token.epoch, ...(this.stateSeq > 0 ? { seq: this.stateSeq, state: this.stateValue } : {}) });
+  }
+
+  /**
+   * Answers a 'hello': announces now, or once at the end of the current window, so that a
+   * page posting hellos in a loop cannot make this tab broadcast its state as often.
+   */
+  answerHello() {
+    if (!this.token || this.helloTimer !== null) return;
+    const wait = this.announcedAt + HELLO_ANSWER_MS - this.talk.env.now();
+    if (wait <= 0) {
+      this.announce();
+      return;
+    }
+    this.helloTimer = this.talk.env.setTimeout(() => {
+      this.helloTimer = null;
+      this.announce();
+    }, wait);
   }
 
   /** `handle.setState(value)`: publishes `value` as this term's state. */

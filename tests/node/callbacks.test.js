@@ -108,6 +108,35 @@ describe('callbacks run after the browser handler that caused them', () => {
     assert.equal(b.handle.state(), 'released');
   });
 
+  test("the new leader's callbacks run before the epoch's localStorage mirror is written", async () => {
+    const { tabs } = openTabs(1);
+    const { env } = tabs[0];
+    const writes = [];
+    const { localStorage } = env;
+    env.localStorage = {
+      getItem: (key) => localStorage.getItem(key),
+      setItem(key, value) {
+        writes.push(key);
+        localStorage.setItem(key, value);
+      },
+      removeItem: (key) => localStorage.removeItem(key),
+    };
+    const baton = createBaton({ namespace: 'cb3', env });
+    const seen = [];
+    const mirrored = () => writes.includes('baton/cb3/epoch/ws');
+    const handle = baton.lead('ws', { run: () => seen.push({ what: 'run', mirrored: mirrored() }) });
+    handle.onChange((change) => {
+      if (change.type === 'elected') seen.push({ what: 'elected', mirrored: mirrored() });
+    });
+    try {
+      await waitFor(() => seen.length === 2 && mirrored(), { what: 'elected, run and the mirror write' });
+      assert.equal(baton.metrics().glue.epochsNotDurable, 0, 'the epoch was committed in IndexedDB');
+      assert.deepEqual(seen, [{ what: 'elected', mirrored: false }, { what: 'run', mirrored: false }]);
+    } finally {
+      baton.dispose();
+    }
+  });
+
   test("release() and dispose() call back before they return: queued changes first, 'released' last", async () => {
     const { tabs } = openTabs(1);
     const baton = createBaton({ namespace: 'cb2', env: tabs[0].env });

@@ -1,16 +1,26 @@
 // Bad input: a wrong or missing option throws a TypeError whose message names it.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createBaton, leaderElection, createLeaderElection, requestLeadership } from 'tab-baton';
+import { createBaton, leaderElection, createLeaderElection, requestLeadership, load } from 'tab-baton';
 import { openTabs } from './helpers/tabs.js';
+
+/** Whether `error` is a TypeError whose message names `option`. */
+function namesOption(error, option) {
+  assert.ok(error instanceof TypeError, `TypeError expected, got ${error}`);
+  assert.ok(error.message.includes(`"${option}"`), `message names "${option}": ${error.message}`);
+  return true;
+}
 
 /** Asserts `fn` throws a TypeError whose message names `option`. */
 function throwsNaming(fn, option) {
-  assert.throws(fn, (error) => {
-    assert.ok(error instanceof TypeError, `TypeError expected, got ${error}`);
-    assert.ok(error.message.includes(`"${option}"`), `message names "${option}": ${error.message}`);
-    return true;
-  });
+  assert.throws(fn, (error) => namesOption(error, option));
+}
+
+/** Asserts that the promise-returning `fn` does not throw but rejects with such a TypeError. */
+async function rejectsNaming(fn, option) {
+  let promise;
+  assert.doesNotThrow(() => { promise = fn(); });
+  await assert.rejects(promise, (error) => namesOption(error, option));
 }
 
 describe('option validation', () => {
@@ -47,7 +57,14 @@ describe('option validation', () => {
     throwsNaming(() => createBaton({ ...ok, heartbeatMS: 10 }), 'heartbeatMS'); // a typo is unknown
   });
 
-  test('baton.lead and the handle', () => {
+  test('load', () => {
+    throwsNaming(() => load(5), 'options');
+    throwsNaming(() => load({ wsam: '/x.wasm' }), 'wsam');
+    throwsNaming(() => load({ wasm: 5 }), 'wasm');
+    throwsNaming(() => load({ wasm: { url: '/x.wasm' } }), 'wasm');
+  });
+
+  test('baton.lead and the handle', async () => {
     const baton = createBaton({ namespace: 'n', env });
     try {
       throwsNaming(() => baton.lead(), 'resource');
@@ -69,7 +86,9 @@ describe('option validation', () => {
       for (let i = 2; i < 8; i += 1) baton.lead(`r${i}`);
       assert.throws(() => baton.lead('r9'), /at most 8 resources/);
       throwsNaming(() => handle.onChange('x'), 'fn');
-      throwsNaming(() => handle.fenced(), 'fn');
+      await rejectsNaming(() => handle.fenced(), 'fn');
+      await rejectsNaming(() => baton.request(''), 'resource');
+      await rejectsNaming(() => baton.request('ws', 1, { timeoutMs: '5' }), 'timeoutMs');
     } finally {
       baton.dispose();
     }
@@ -82,6 +101,8 @@ describe('option validation', () => {
     throwsNaming(() => leaderElection.create({ channel: 'c', takeoverMs: 10, env }), 'takeoverMs');
     throwsNaming(() => leaderElection.create({ channel: 'c', _forceFallback: 'true', env }), '_forceFallback');
     throwsNaming(() => leaderElection.create({ channel: 'c', id: 42, env }), 'id');
+    throwsNaming(() => leaderElection.create({ channel: 'c'.repeat(129), env }), 'channel'); // Baton's namespace limit
+    throwsNaming(() => leaderElection.create({ channel: 'c\uD800', env }), 'channel');
     const election = leaderElection.create({ channel: 'c', env });
     throwsNaming(() => election.onLeader(null), 'fn');
     throwsNaming(() => election.onFollower(), 'fn');
@@ -94,5 +115,12 @@ describe('option validation', () => {
     throwsNaming(() => requestLeadership(1, () => {}), 'name');
     throwsNaming(() => requestLeadership('n', () => {}, { authority: 'x', env }), 'authority');
     throwsNaming(() => requestLeadership('n', () => {}, { onFollower: 1, env }), 'onFollower');
+    // The election's name is Baton's namespace: its limits, named as each API calls it.
+    throwsNaming(() => requestLeadership('n'.repeat(129), () => {}, { env }), 'name');
+    throwsNaming(() => createLeaderElection('n'.repeat(129), { env }), 'channel');
+    throwsNaming(() => createLeaderElection('c', { heartbeatMs: 500, fallbackInterval: 400, env }), 'heartbeatMs');
+    // Without a fallbackInterval, a long heartbeat gets one of 3 heartbeats (as createBaton's suspectMs).
+    const elector = createLeaderElection('slow', { heartbeatMs: 5000, env });
+    elector.die();
   });
 });

@@ -53,12 +53,29 @@ await elector.die();
 const plain = createBaton({ namespace: 'plain', heartbeatMs: 30 });
 const support = plain.support();
 plain.dispose();
-console.log(JSON.stringify({ first, second, staleRejected, answered, led, support, support2: leaderElection.support() }));
+// Each subpath entry exports what its declarations say, and no more.
+const entries = {};
+for (const sub of ['relay', 'awaforge', 'request-leadership', 'broadcast-channel', 'server', 'fenced-idb']) {
+  entries[sub] = Object.keys(await import('tab-baton/' + sub)).sort();
+}
+console.log(JSON.stringify({ first, second, staleRejected, answered, led, support, support2: leaderElection.support(), entries }));
 `;
 
 const CJS_SCRIPT = `
-const { createBaton, ready } = require('tab-baton');
+const { createBaton, ready, StaleOwnerError, Fence } = require('tab-baton');
 const { createBrowser } = require('tab-baton/testing');
+const server = require('tab-baton/server');
+const fencedIdb = require('tab-baton/fenced-idb');
+// One class across the CommonJS entries: an error thrown by one is an instance of the others'.
+const serverFence = new server.ServerFence();
+serverFence.check({ resource: 'r', epoch: 2 });
+let thrown = null;
+try { serverFence.check({ resource: 'r', epoch: 1 }); } catch (error) { thrown = error; }
+const staleClass = {
+  server: server.StaleOwnerError === StaleOwnerError,
+  fencedIdb: fencedIdb.StaleOwnerError === StaleOwnerError,
+  thrownIsMain: thrown instanceof StaleOwnerError,
+};
 const browser = createBrowser();
 const batons = ['a', 'b'].map((id) => createBaton({ namespace: 'cjs', id, env: browser.tab(id), heartbeatMs: 30 }));
 const handles = batons.map((b) => b.lead('job'));
@@ -66,7 +83,10 @@ const before = handles.map((h) => h.state());
 const leading = () => handles.some((h) => h.state() === 'leader');
 ready.then(function poll() {
   if (!leading()) return new Promise((r) => setTimeout(r, 10)).then(poll);
-  const out = { before, states: handles.map((h) => h.state()), core: batons[0].support().core };
+  const fence = new Fence();
+  fence.check({ resource: 'r', epoch: 2 });
+  try { fence.check({ resource: 'r', epoch: 1 }); } catch (error) { staleClass.coreThrownIsServer = error instanceof server.StaleOwnerError; }
+  const out = { before, states: handles.map((h) => h.state()), core: batons[0].support().core, staleClass };
   batons.forEach((b) => b.dispose());
   console.log(JSON.stringify(out));
 });
@@ -83,7 +103,7 @@ test('npm pack -> install into an empty project -> import and run in Node', { ti
       'dist/awaforge.js', 'dist/baton-core.wasm', 'dist/broadcast-channel.js',
       'dist/fenced-idb.cjs', 'dist/fenced-idb.d.cts', 'dist/fenced-idb.js', 'dist/index.cjs', 'dist/index.d.cts', 'dist/index.js',
       'dist/relay.js', 'dist/request-leadership.js', 'dist/server.cjs', 'dist/server.d.cts', 'dist/server.js',
-      'dist/talk.js', 'dist/testing.cjs', 'dist/testing.d.cts', 'dist/testing.js',
+      'dist/stale-owner-error.cjs', 'dist/talk.js', 'dist/testing.cjs', 'dist/testing.d.cts', 'dist/testing.js',
       'fenced-idb.d.ts', 'index.d.ts', 'package.json', 'relay.d.ts', 'request-leadership.d.ts', 'server.d.ts', 'testing.d.ts',
     ]);
     const tarball = path.join(scratch, packed.filename);
@@ -103,12 +123,21 @@ test('npm pack -> install into an empty project -> import and run in Node', { ti
     assert.equal(out.support.mode, 'broadcast');
     assert.equal(out.support.webLocks, false);
     assert.deepEqual(out.support2, { webLocks: false, broadcastChannel: true });
+    assert.deepEqual(out.entries, {
+      relay: ['createRelay', 'eventSourceSource', 'webSocketSource'],
+      awaforge: ['leaderElection'],
+      'request-leadership': ['requestLeadership'],
+      'broadcast-channel': ['createLeaderElection'],
+      server: ['ServerFence', 'StaleOwnerError', 'admitInPostgres', 'checkToken', 'fenceSql', 'staleOwnerError'],
+      'fenced-idb': ['FENCE_STORE', 'StaleOwnerError', 'createFenceStore', 'fencedTransaction'],
+    });
 
     // require() in Node 20: the CommonJS entry reads the same wasm from disk.
     const cjs = JSON.parse(run(process.execPath, ['main.cjs'], project).trim().split('\n').pop());
     assert.deepEqual(cjs.before, ['follower', 'follower']);
     assert.equal(cjs.states.filter((s) => s === 'leader').length, 1);
     assert.deepEqual(cjs.core, { state: 'ready', error: null });
+    assert.deepEqual(cjs.staleClass, { server: true, fencedIdb: true, thrownIsMain: true, coreThrownIsServer: true });
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }

@@ -165,7 +165,8 @@ describe('requests', () => {
     await assert.rejects(baton.request('none', 1, { timeoutMs: -1 }), (e) => e instanceof TypeError && /timeoutMs/.test(e.message));
     await assert.rejects(baton.request('none', 1, { signal: {} }), (e) => e instanceof TypeError && /signal/.test(e.message));
     await assert.rejects(baton.request('none', 1, { retries: 3 }), (e) => e instanceof TypeError && /retries/.test(e.message));
-    assert.throws(() => baton.request('', 1), (e) => e instanceof TypeError && /resource/.test(e.message));
+    // A promise-returning call never throws: a wrong resource rejects like a wrong option.
+    await assert.rejects(baton.request('', 1), (e) => e instanceof TypeError && /resource/.test(e.message));
     assert.throws(() => baton.lead('x', { serve: 'no' }), (e) => e instanceof TypeError && /serve/.test(e.message));
     await assert.rejects(baton.request('none', () => {}), (e) => e.name === 'DataCloneError');
     baton.dispose();

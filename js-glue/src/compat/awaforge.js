@@ -53,6 +53,7 @@ function create(opts) {
   const { baton, handle } = singleElection({
     where,
     name: channel,
+    nameOption: 'channel',
     lockName: channel,
     id,
     heartbeatMs,

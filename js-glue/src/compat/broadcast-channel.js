@@ -51,9 +51,22 @@ function loadUnload() {
 }
 
 /** The library's Web Lock name for a channel: `pubkey-bc||<method type>||<name>`. */
-export function libraryLockName(channel, name) {
+function libraryLockName(channel, name) {
   const type = typeof channel === 'object' && typeof channel.method?.type === 'string' ? channel.method.type : 'native';
   return `pubkey-bc||${type}||${name}`;
+}
+
+/** The side channel, or null where there is no BroadcastChannel or it cannot be opened. */
+function openSideChannel(env, name) {
+  if (!env.BroadcastChannel) return null;
+  try {
+    const channel = new env.BroadcastChannel(name);
+    channel.unref?.(); // Node: never keeps the process alive
+    return channel;
+  } catch (error) {
+    reportError(error);
+    return null;
+  }
 }
 
 /** A "two leaders" notice on the side channel: exactly these fields, or it is dropped. */
@@ -86,9 +99,11 @@ export function createLeaderElection(channel, options) {
     if (electors.has(channel) || channel._leaderElector) throw new Error('BroadcastChannel already has a leader-elector');
   }
   const o = optionsObject(where, 'options', options, OPTIONS, { optional: true });
-  const suspectMs = numberOption(where, o, 'fallbackInterval', { fallback: 3000, above: 0 });
+  // Each default follows the other when only one is given, as createBaton's suspectMs does.
+  const givenInterval = numberOption(where, o, 'fallbackInterval', { fallback: undefined, above: 0 });
   numberOption(where, o, 'responseTime', { fallback: undefined, above: 0 });
-  const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: Math.min(1000, suspectMs / 3), above: 0 });
+  const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: Math.min(1000, (givenInterval ?? 3000) / 3), above: 0 });
+  const suspectMs = givenInterval ?? Math.max(3000, 3 * heartbeatMs);
   if (heartbeatMs >= suspectMs) throw new TypeError(`${where}: option "heartbeatMs" must be less than "fallbackInterval"`);
   const authority = oneOfOption(where, o, 'authority', ['auto', 'web-locks', 'lease', 'broadcast'], undefined);
   const id = stringOption(where, o, 'id', { maxBytes: LIMITS.idBytes });
@@ -98,6 +113,7 @@ export function createLeaderElection(channel, options) {
   const { baton, handle } = singleElection({
     where,
     name,
+    nameOption: 'channel',
     lockName,
     id,
     heartbeatMs,
@@ -135,8 +151,7 @@ export function createLeaderElection(channel, options) {
   };
 
   // The side channel on which a deposed leader tells the current one that they overlapped.
-  const side = internals.env.BroadcastChannel ? new internals.env.BroadcastChannel(`${internals.names.channel}/duplicate`) : null;
-  side?.unref?.(); // Node: never keeps the process alive
+  const side = openSideChannel(internals.env, `${internals.names.channel}/duplicate`);
   const onSide = (event) => {
     const data = event.data;
     if (!isDuplicateNotice(data)) {

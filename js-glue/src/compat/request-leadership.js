@@ -33,7 +33,7 @@ export function requestLeadership(name, onLeader, options) {
   const env = envOption(where, o);
   const onFollower = functionOption(where, o, 'onFollower');
 
-  const { baton, handle } = singleElection({ where, name, lockName: name, heartbeatMs, suspectMs, authority, env });
+  const { baton, handle } = singleElection({ where, name, nameOption: 'name', lockName: name, heartbeatMs, suspectMs, authority, env });
   handle.onChange((change) => {
     try {
       if (change.type === 'elected') onLeader(name);

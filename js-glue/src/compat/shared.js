@@ -7,6 +7,7 @@
  * @module tab-baton/compat/shared
  */
 import { createBatonWithLockName } from '../baton.js';
+import { NAMESPACE_BYTES, checkString } from '../options.js';
 
 /** The resource every single-election API leads inside its namespace. */
 export const RESOURCE = 'leader';
@@ -29,6 +30,7 @@ export function compatMetrics(api) {
  * @param {object} options
  * @param {string} options.where the API's name, for option errors
  * @param {string} options.name the election's name (namespace of Baton's channel and storage)
+ * @param {string} options.nameOption what the API calls that name, for its errors
  * @param {string} options.lockName the exact Web Lock name of the original API
  * @param {string} [options.id]
  * @param {number} [options.heartbeatMs]
@@ -38,7 +40,9 @@ export function compatMetrics(api) {
  * @param {object} [options.eligible]
  * @param {(token: object, signal: AbortSignal) => unknown} [options.run]
  */
-export function singleElection({ where, name, lockName, id, heartbeatMs, suspectMs, authority, env, eligible, run }) {
+export function singleElection({ where, name, nameOption, lockName, id, heartbeatMs, suspectMs, authority, env, eligible, run }) {
+  // The name is Baton's namespace, whose limits it has; an error names the API's own option.
+  checkString(where, nameOption, name, NAMESPACE_BYTES);
   const baton = createBatonWithLockName(
     where,
     dropUndefined({ namespace: name, id, heartbeatMs, suspectMs, authority, env }),
