@@ -13,9 +13,12 @@ export const TARGET_GZIP = 20 * 1024;
 /**
  * The budget the test enforces for that app (JS + wasm, gzip bytes): the size measured when
  * it was set plus about 3%. Lower it whenever the package shrinks; raise it only on purpose:
- * +220 B for the epoch committed while the core loads, when the lock comes first (start-up).
+ * +220 B for the epoch committed while the core loads, when the lock comes first (start-up);
+ * +280 B for the core's answers to a goodbye forged in a lease holder's name, to replayed
+ * claims of silent tabs, and to a frozen head of the lock queue (simulation seeds 100754,
+ * 100548, 5376).
  */
-export const BUDGET_GZIP = 38020;
+export const BUDGET_GZIP = 38300;
 
 /** An app that uses only createBaton, as its author would write it. */
 export const APP_SOURCE = `import { createBaton } from 'tab-baton';
