@@ -1,8 +1,8 @@
 // --js-library (wasm.cmake): embind registers every builtin type at start-up, whatever is
 // bound. The boundary binds functions of integers only (bindings.cc), so the types it never
 // uses register as nothing, and their JS (UTF-8/16/32 strings, emval handles, memory views,
-// floats, bools: about 1.7 KB gzip) is not emitted. Binding a function that takes one of them
-// would fail at its first call with embind's UnboundTypeError.
+// floats, bools: about 1.7 KB gzip) is not emitted. A function bound over one of them would
+// never be defined on the module (embind-functions.js).
 mergeInto(LibraryManager.library, {
   _embind_register_bool__deps: [],
   _embind_register_bool: function() {},

@@ -11,7 +11,7 @@ target_compile_options(baton_core PRIVATE ${BATON_WASM_COMPILE})
 target_compile_options(baton_wasm PRIVATE ${BATON_WASM_COMPILE})
 
 set(BATON_WASM_JS ${CMAKE_CURRENT_SOURCE_DIR}/wasm/module-pre.js ${CMAKE_CURRENT_SOURCE_DIR}/wasm/module-post.js
-  ${CMAKE_CURRENT_SOURCE_DIR}/wasm/embind-types.js)
+  ${CMAKE_CURRENT_SOURCE_DIR}/wasm/embind-types.js ${CMAKE_CURRENT_SOURCE_DIR}/wasm/embind-functions.js)
 set_target_properties(baton_wasm PROPERTIES LINK_DEPENDS "${BATON_WASM_JS}")
 
 set(BATON_WASM_LINK
@@ -23,6 +23,8 @@ set(BATON_WASM_LINK
   "SHELL:--post-js ${CMAKE_CURRENT_SOURCE_DIR}/wasm/module-post.js"
   # Only the builtin types the boundary uses (integers, void) get embind's JS.
   "SHELL:--js-library ${CMAKE_CURRENT_SOURCE_DIR}/wasm/embind-types.js"
+  # embind's functions and integers cut to what the boundary uses (see the file).
+  "SHELL:--js-library ${CMAKE_CURRENT_SOURCE_DIR}/wasm/embind-functions.js"
   -sMODULARIZE=1
   -sEXPORT_ES6=1
   -sEXPORT_NAME=createBatonCore
