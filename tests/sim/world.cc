@@ -170,6 +170,7 @@ void World::check_liveness() {
 
 void World::end_faults() {
   faults_on_ = false;
+  faults_ended_ = true;
   faults_end_ms_ = clock_ms_;
 }
 
@@ -1173,7 +1174,7 @@ void World::check(double now) {
         stale_since_.erase(key);
       }
     }
-    if (!faults_on_) {
+    if (faults_ended_) {
       if (has_leader) {
         auto it = leaderless_since_.find(res);
         if (it != leaderless_since_.end()) {

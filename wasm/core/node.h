@@ -263,6 +263,7 @@ class Node {
   // whichever authority is in use: an answer may arrive after the lease fell back.
   void on_tick(double now, Effects& out);
   void on_message(const Event& e, Effects& out);
+  void note_unseen_claims(const wire::Frame& f, double now);
   void on_join(const Event& e, Effects& out);
   void on_leave(std::string_view name, double now, Effects& out);
   void on_lock_granted(Resource& r, double now, Effects& out);

@@ -58,7 +58,7 @@ sim::World& Interpreter::world() {
     options_.initial_tabs = 0;
     world_ = std::make_unique<sim::World>(options_);
     world_->set_network_faults(false);
-    world_->set_trace([this](const std::string& line) { out_.push_back(line); });
+    if (trace_) world_->set_trace([this](const std::string& line) { out_.push_back(line); });
   }
   return *world_;
 }
