@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Long fuzzing runs of the wire decoder, of event sequences and of the glue's byte protocol (libFuzzer, ASan+UBSan).
+# Long fuzzing runs of the wire decoder, of scenarios in the simulation's world and of the
+# glue's byte protocol (libFuzzer, ASan+UBSan).
 # Prints executions, coverage and crashes per target.
 #   bench/fuzz-long.sh [seconds per target]   (default 300)
 set -euo pipefail
@@ -7,8 +8,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 seconds="${1:-300}"
 cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz --target fuzz_wire fuzz_node fuzz_boundary >/dev/null
-for target in fuzz_wire fuzz_node fuzz_boundary; do
+cmake --build --preset fuzz --target fuzz_wire fuzz_world fuzz_boundary >/dev/null
+for target in fuzz_wire fuzz_world fuzz_boundary; do
   work="build/fuzz/corpus-long/$target"
   mkdir -p "$work"
   log="build/fuzz/$target-long.log"

@@ -3,6 +3,7 @@
 //   index.js + chunks      ES modules, split so that each subpath entry (relay, awaforge,
 //   relay.js, ...          request-leadership, broadcast-channel) costs only what it uses;
 //   talk.js                requests and leader state, imported on first use only
+//   lease.js               the IndexedDB lease, imported only when leading by lease
 //   testing.js             the in-memory fakes
 //   fenced-idb.js          fenced IndexedDB transactions; server.js (+ .cjs): the server fence
 //   index.cjs, testing.cjs CommonJS for require() in Node (one bundle each), with .d.cts types;
@@ -42,8 +43,10 @@ export const ENTRIES = {
   // Fenced effects where they land: an IndexedDB transaction, a server (Node, no wasm).
   'fenced-idb': path.join(src, 'fenced-idb.js'),
   server: path.join(src, 'server.js'),
-  // Not public: requests and leader state, imported dynamically on first use (talk-lazy.js).
+  // Not public: requests and leader state, imported dynamically on first use (talk-lazy.js),
+  // and the IndexedDB lease, imported by a runtime that leads by lease (runtime.js).
   talk: path.join(src, 'talk.js'),
+  lease: path.join(src, 'lease.js'),
 };
 
 const common = {

@@ -20,9 +20,9 @@ cmake --preset sanitize >/dev/null
 cmake --build --preset sanitize
 ctest --preset sanitize
 
-step "core: libFuzzer short runs (wire decoder, event sequences, the glue's byte protocol)"
+step "core: libFuzzer short runs (wire decoder, scenarios in the simulation's world, the glue's byte protocol)"
 cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz --target fuzz_wire fuzz_node fuzz_boundary
+cmake --build --preset fuzz --target fuzz_wire fuzz_world fuzz_boundary
 ctest --preset fuzz
 
 step "package: WebAssembly core and tab-baton bundle"

@@ -49,7 +49,6 @@ void close(int handle) {
 
 int ask(int handle, int length) {
   if (length < 0 || static_cast<size_t>(length) > kBufferBytes) return -1;
-  if (handle == 0) return write_names(io, kBufferBytes);
   Session* s = find(handle);
   return s ? s->ask(io, length, io, kBufferBytes) : -1;
 }

@@ -140,11 +140,7 @@ class Writer {
 };
 
 constexpr uint8_t kEventKinds = static_cast<uint8_t>(EventKind::dispose) + 1;
-constexpr uint8_t kRoles = 4;
-constexpr uint8_t kLivenesses = 4;
 constexpr uint8_t kAuthorities = 3;
-constexpr uint8_t kReasons = static_cast<uint8_t>(Reason::count_);
-constexpr uint8_t kDegradations = static_cast<uint8_t>(Degraded::storage_failed) + 1;
 
 LeaseRecord read_lease(Reader& r) {
   LeaseRecord rec;
@@ -265,32 +261,6 @@ void write_view(Writer& w, const ResourceView& v) {
   w.f64(v.valid_until_ms);
 }
 
-// Counters in the order of Query::names' counter table.
-#define BATON_COUNTERS(X)                                   \
-  X(frames_sent, "framesSent")                              \
-  X(frames_received, "framesReceived")                      \
-  X(dropped_malformed, "droppedMalformed")                  \
-  X(dropped_oversized, "droppedOversized")                  \
-  X(dropped_foreign_version, "droppedForeignVersion")       \
-  X(dropped_stale_generation, "droppedStaleGeneration")     \
-  X(dropped_old_frame, "droppedOldFrame")                   \
-  X(dropped_forged_epoch, "droppedForgedEpoch")             \
-  X(dropped_table_full, "droppedTableFull")                 \
-  X(duplicate_id, "duplicateId")                            \
-  X(ticks, "ticks")                                         \
-  X(elections, "elections")                                 \
-  X(triggers, "triggers")                                   \
-  X(terms_won, "termsWon")                                  \
-  X(step_downs, "stepDowns")                                \
-  X(steals, "steals")                                       \
-  X(abdicate_requests_sent, "abdicateRequestsSent")         \
-  X(lock_requests, "lockRequests")                          \
-  X(lease_attempts, "leaseAttempts")                        \
-  X(backoffs, "backoffs")                                   \
-  X(epoch_conflicts, "epochConflicts")                      \
-  X(clock_jumps, "clockJumps")                              \
-  X(storage_failures, "storageFailures")
-
 }  // namespace
 
 bool read_config(const uint8_t* in, size_t size, Config& c) {
@@ -313,32 +283,6 @@ bool read_config(const uint8_t* in, size_t size, Config& c) {
   c.start_ms = r.time();
   c.seed = static_cast<uint64_t>(r.u32());
   return r.done();
-}
-
-int write_names(uint8_t* out, size_t out_cap) {
-  Writer w(out, out_cap);
-  w.header();
-  w.u8(kRoles);
-  for (uint8_t i = 0; i < kRoles; ++i) w.str(to_string(static_cast<Role>(i)));
-  w.u8(kReasons);
-  for (uint8_t i = 0; i < kReasons; ++i) w.str(to_string(static_cast<Reason>(i)));
-  w.u8(kLifecycleCount);
-  for (uint8_t i = 0; i < kLifecycleCount; ++i) w.str(to_string(static_cast<Lifecycle>(i)));
-  w.u8(kLivenesses);
-  for (uint8_t i = 0; i < kLivenesses; ++i) w.str(to_string(static_cast<Liveness>(i)));
-  w.u8(kAuthorities);
-  for (uint8_t i = 0; i < kAuthorities; ++i) w.str(to_string(static_cast<Authority>(i)));
-  w.u8(kDegradations);
-  for (uint8_t i = 0; i < kDegradations; ++i) w.str(to_string(static_cast<Degraded>(i)));
-  uint8_t* count = w.mark(1);
-  uint8_t n = 0;
-#define BATON_NAME(field, js) \
-  w.str(js);                  \
-  ++n;
-  BATON_COUNTERS(BATON_NAME)
-#undef BATON_NAME
-  if (count) *count = n;
-  return w.length();
 }
 
 int Session::step(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap) {
@@ -405,9 +349,6 @@ int Session::ask(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap
   Writer w(out, out_cap);
   w.header();
   switch (query) {
-    case Query::names:
-      if (!r.done()) return -1;
-      return write_names(out, out_cap);
     case Query::presence: {
       double now_ms = r.time();
       if (!r.done()) return -1;

@@ -14,7 +14,9 @@
 //   ask    in:  query    (kind u8, then by kind) out: its answer
 //
 // The result carries every view that changed in the step (role, reason, epochs, leader),
-// so the glue keeps them and never calls back to ask.
+// so the glue keeps them and never calls back to ask. Enums cross as their numbers; the
+// glue names them from js-glue/src/constants.js, generated from the same C++ headers
+// (tests/constants/constants_js.cc), so the wasm carries no name tables.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -32,14 +34,40 @@ constexpr uint8_t kVersion = 1;
 constexpr size_t kBufferBytes = 256 * 1024;
 
 enum class Query : uint8_t {
-  names = 0,          // enum and counter names, in numeric order (no core needed)
-  presence = 1,       // now f64
-  metrics = 2,
-  log = 3,
-  fence_admit = 4,    // resource, epoch f64 -> u8
-  fence_highest = 5,  // resource -> f64
-  lease_decide = 6,   // resource, lease record, now f64 -> lease record
+  presence = 0,       // now f64
+  metrics = 1,        // -> BATON_COUNTERS, then step-downs by Reason: f64 each
+  log = 2,
+  fence_admit = 3,    // resource, epoch f64 -> u8
+  fence_highest = 4,  // resource -> f64
+  lease_decide = 5,   // resource, lease record, now f64 -> lease record
 };
+
+// The counters of Query::metrics in their order: Metrics field, name in JavaScript. The
+// glue's COUNTER_NAMES (constants.js) is generated from this list.
+#define BATON_COUNTERS(X)                               \
+  X(frames_sent, "framesSent")                          \
+  X(frames_received, "framesReceived")                  \
+  X(dropped_malformed, "droppedMalformed")              \
+  X(dropped_oversized, "droppedOversized")              \
+  X(dropped_foreign_version, "droppedForeignVersion")   \
+  X(dropped_stale_generation, "droppedStaleGeneration") \
+  X(dropped_old_frame, "droppedOldFrame")               \
+  X(dropped_forged_epoch, "droppedForgedEpoch")         \
+  X(dropped_table_full, "droppedTableFull")             \
+  X(duplicate_id, "duplicateId")                        \
+  X(ticks, "ticks")                                     \
+  X(elections, "elections")                             \
+  X(triggers, "triggers")                               \
+  X(terms_won, "termsWon")                              \
+  X(step_downs, "stepDowns")                            \
+  X(steals, "steals")                                   \
+  X(abdicate_requests_sent, "abdicateRequestsSent")     \
+  X(lock_requests, "lockRequests")                      \
+  X(lease_attempts, "leaseAttempts")                    \
+  X(backoffs, "backoffs")                               \
+  X(epoch_conflicts, "epochConflicts")                  \
+  X(clock_jumps, "clockJumps")                          \
+  X(storage_failures, "storageFailures")
 
 // One core and what the glue was last told about its resources.
 class Session {
@@ -60,7 +88,5 @@ class Session {
 
 // Decodes a config record; false when malformed.
 bool read_config(const uint8_t* in, size_t size, Config& config);
-// The answer to Query::names (needs no core).
-int write_names(uint8_t* out, size_t out_cap);
 
 }  // namespace baton::boundary

@@ -113,6 +113,24 @@ export const REASON_NAMES = [
   'storage-failed',
 ];
 
+/** Degraded in wasm/core/types.h. */
+export const Degraded = {
+  none: 0,
+  not_durable: 1,
+  storage_timeout: 2,
+  store_regressed: 3,
+  behind_claim: 4,
+  storage_failed: 5,
+};
+export const DEGRADED_NAMES = [
+  'none',
+  'not-durable',
+  'storage-timeout',
+  'store-regressed',
+  'behind-claim',
+  'storage-failed',
+];
+
 /** EventKind in wasm/core/node.h. */
 export const EventKind = {
   tick: 0,
@@ -200,6 +218,33 @@ export const FRAME_KIND_NAMES = [
   'heartbeat',
   'goodbye',
   'abdicate-request',
+];
+
+/** The counters of the core's metrics, in the order the boundary writes them (BATON_COUNTERS in wasm/boundary.h). */
+export const COUNTER_NAMES = [
+  'framesSent',
+  'framesReceived',
+  'droppedMalformed',
+  'droppedOversized',
+  'droppedForeignVersion',
+  'droppedStaleGeneration',
+  'droppedOldFrame',
+  'droppedForgedEpoch',
+  'droppedTableFull',
+  'duplicateId',
+  'ticks',
+  'elections',
+  'triggers',
+  'termsWon',
+  'stepDowns',
+  'steals',
+  'abdicateRequestsSent',
+  'lockRequests',
+  'leaseAttempts',
+  'backoffs',
+  'epochConflicts',
+  'clockJumps',
+  'storageFailures',
 ];
 
 /** What the wire format carries (wasm/core/wire.h); longer names are rejected up front. */

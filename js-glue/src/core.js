@@ -14,13 +14,25 @@
  */
 import createBatonCore from '../../build/wasm/baton-core.js';
 import { instantiate } from './wasm-loader.js';
-import { EFFECT_KIND_NAMES, EventKind, LOCK_MODE_NAMES, Lifecycle } from './constants.js';
+import {
+  AUTHORITY_NAMES,
+  COUNTER_NAMES,
+  DEGRADED_NAMES,
+  EFFECT_KIND_NAMES,
+  EventKind,
+  LIFECYCLE_NAMES,
+  LIVENESS_NAMES,
+  LOCK_MODE_NAMES,
+  Lifecycle,
+  REASON_NAMES,
+  ROLE_NAMES,
+} from './constants.js';
 
 /** Record header (boundary.h kMagic, kVersion). */
 const MAGIC = 0xbb;
 const VERSION = 1;
 /** Query in boundary.h. */
-const QUERY = { presence: 1, metrics: 2, log: 3, fenceAdmit: 4, fenceHighest: 5, leaseDecide: 6 };
+const QUERY = { presence: 0, metrics: 1, log: 2, fenceAdmit: 3, fenceHighest: 4, leaseDecide: 5 };
 /** Policy flags of a join (boundary.cc). */
 const ALLOW_HIDDEN = 1;
 const PREFER_VISIBLE = 2;
@@ -31,8 +43,6 @@ const MAX_MESSAGE = 0xffff;
 
 /** @type {any} the Emscripten module, once loaded */
 let M = null;
-/** Names of the core's enums and counters, read from the core at load (types.cc). */
-let names = null;
 /** @type {{state: 'idle'|'loading'|'ready'|'failed', error: string | null}} */
 const status = { state: 'idle', error: null };
 /** @type {Array<() => void>} */
@@ -48,18 +58,18 @@ ready.catch(() => {});
 /** Cores created and not yet deleted (an internal leak check for tests). */
 let liveCores = 0;
 
-/**
- * Starts loading the core, once; later calls return the same promise.
- * @param {{wasm?: string | URL | Response | BufferSource | WebAssembly.Module}} [options]
- *   where the wasm is served, when not next to the script (bundlers that do not copy it)
- * @returns {Promise<void>} `ready`
- */
 /** What `load({ wasm })` takes (a Response by its `arrayBuffer`, as Node's and browsers' have). */
 function isWasmSource(value) {
   return typeof value === 'string' || value instanceof URL || value instanceof ArrayBuffer || ArrayBuffer.isView(value)
     || value instanceof WebAssembly.Module || typeof value?.arrayBuffer === 'function';
 }
 
+/**
+ * Starts loading the core, once; later calls return the same promise.
+ * @param {{wasm?: string | URL | Response | BufferSource | WebAssembly.Module}} [options]
+ *   where the wasm is served, when not next to the script (bundlers that do not copy it)
+ * @returns {Promise<void>} `ready`
+ */
 export function load(options) {
   if (options !== undefined && (options === null || typeof options !== 'object')) {
     throw new TypeError('load: "options" must be an object like { wasm: url }');
@@ -73,7 +83,6 @@ export function load(options) {
   }
   if (status.state !== 'idle') return ready;
   status.state = 'loading';
-  const source = options?.wasm;
   const failed = (error) => {
     status.state = 'failed';
     status.error = error.message;
@@ -84,11 +93,10 @@ export function load(options) {
   // the module, which has no error path, just never finishes.
   const instantiateHook = (imports) =>
     new Promise((resolve) => {
-      instantiate(source, imports).then((instance) => resolve({ instance }), failed);
+      instantiate(wasm, imports).then((instance) => resolve({ instance }), failed);
     });
   createBatonCore({ instantiate: instantiateHook }).then((module) => {
     M = module;
-    names = readNames();
     status.state = 'ready';
     settle.resolve();
     for (const fn of waiting.splice(0)) fn();
@@ -228,13 +236,6 @@ function rlease() {
   return { owner: rstr(), generation: r32(), epoch: rf64(), expiresMs: rf64(), takeoverMs: rf64() };
 }
 
-function readNames() {
-  begin();
-  answer(M.ask(0, length()));
-  const table = () => rlist(r8(), rstr);
-  return { roles: table(), reasons: table(), lifecycles: table(), liveness: table(), authorities: table(), degradations: table(), counters: table() };
-}
-
 const registry =
   typeof FinalizationRegistry === 'function'
     ? new FinalizationRegistry((handle) => {
@@ -337,8 +338,8 @@ export class Core {
         case 5:
         case 6:
           effect.epoch = rf64();
-          effect.reason = names.reasons[r8()];
-          effect.degraded = names.degradations[r8()];
+          effect.reason = REASON_NAMES[r8()];
+          effect.degraded = DEGRADED_NAMES[r8()];
           break;
         default:
           break;
@@ -353,13 +354,13 @@ export class Core {
         continue;
       }
       this.views.set(resource, {
-        role: names.roles[r8()],
-        reason: names.reasons[r8()],
+        role: ROLE_NAMES[r8()],
+        reason: REASON_NAMES[r8()],
         epoch: rf64(),
         leader: rstr(),
         leaderEpoch: rf64(),
         leaderSince: rf64(),
-        degraded: names.degradations[r8()],
+        degraded: DEGRADED_NAMES[r8()],
         validUntil: rf64(),
       });
     }
@@ -477,8 +478,8 @@ export class Core {
     return rlist(r16(), () => ({
       id: rstr(),
       generation: r32(),
-      lifecycle: names.lifecycles[r8()],
-      liveness: names.liveness[r8()],
+      lifecycle: LIFECYCLE_NAMES[r8()],
+      liveness: LIVENESS_NAMES[r8()],
       appVersion: rstr(),
       capabilities: rlist(r8(), rstr),
       lastSeen: rf64(),
@@ -490,9 +491,9 @@ export class Core {
     if (!this.query(QUERY.metrics)) return null;
     answer(M.ask(this.handle, length()));
     const out = {};
-    for (const name of names.counters) out[name] = rf64();
+    for (const name of COUNTER_NAMES) out[name] = rf64();
     const reasons = {};
-    for (const name of names.reasons) {
+    for (const name of REASON_NAMES) {
       const n = rf64();
       if (n) reasons[name] = n;
     }
@@ -506,16 +507,16 @@ export class Core {
     return rlist(r16(), () => ({
       at: rf64(),
       resource: rstr(),
-      from: names.roles[r8()],
-      to: names.roles[r8()],
-      reason: names.reasons[r8()],
+      from: ROLE_NAMES[r8()],
+      to: ROLE_NAMES[r8()],
+      reason: REASON_NAMES[r8()],
       epoch: rf64(),
     }));
   }
 
   /** @returns {'web-locks'|'lease'|'broadcast'} the authority in use (lease may fall back to broadcast). */
   authority() {
-    return names.authorities[this.authorityCode];
+    return AUTHORITY_NAMES[this.authorityCode];
   }
 
   degraded() {
@@ -524,7 +525,7 @@ export class Core {
 
   /** @returns {string} the latest storage failure's kind ('none', 'not-durable', ...: types.cc). */
   degradationKind() {
-    return names.degradations[this.degradation];
+    return DEGRADED_NAMES[this.degradation];
   }
 
   /** @returns {boolean} true when `epoch` is at least the highest seen for `resource` (then it becomes the highest). */

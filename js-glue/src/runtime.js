@@ -25,12 +25,22 @@
 import { Core, coreStatus, ready, whenLoaded } from './core.js';
 import { Channel } from './channel.js';
 import { WebLocks } from './web-locks.js';
-import { LeaseAuthority } from './lease.js';
 import { reportError } from './errors.js';
 import { AUTHORITY_NAMES } from './constants.js';
 
 /** setTimeout's longest delay; a later deadline just wakes up once more. */
 const MAX_DELAY = 2 ** 31 - 1;
+
+let leaseModule = null;
+/**
+ * The IndexedDB lease (lease.js), imported when a runtime leads by lease: an app under Web
+ * Locks never loads it (it is a chunk of its own in dist/).
+ * @returns {Promise<typeof import('./lease.js')>}
+ */
+function loadLease() {
+  leaseModule ??= import('./lease.js');
+  return leaseModule;
+}
 
 export class Runtime {
   /**
@@ -81,9 +91,14 @@ export class Runtime {
      * @type {Map<string, 'asking'|'requested'>}
      */
     this.early = new Map();
-    this.channel = env.BroadcastChannel
-      ? new Channel(env.BroadcastChannel, names.channel, (bytes) => this.step((core, now) => core.message(now, bytes)), counters)
-      : null;
+    this.channel = null;
+    try {
+      if (env.BroadcastChannel) this.channel = new Channel(env.BroadcastChannel, names.channel, (bytes) => this.step((core, now) => core.message(now, bytes)), counters);
+    } catch (error) {
+      // A constructor that throws (an opaque origin): this tab runs as if it had none, and says so.
+      env.BroadcastChannel = null;
+      reportError(error);
+    }
     const report = (kind, resource) => {
       if (kind === 'lock_granted' && !this.core && this.early.get(resource) === 'requested') this.allocateEarly(resource);
       this.step((core, now) => core.resourceEvent(kind, now, resource));
@@ -91,18 +106,23 @@ export class Runtime {
     this.locks = env.locks ? new WebLocks(env.locks, names.lock, report, counters, names.marker) : null;
     this.epochs = storage.epochs;
     const { database, health } = storage;
-    this.lease = database
-      ? new LeaseAuthority({
-          database,
-          health,
-          owner: config.id,
-          key: names.leaseKey,
-          decide: (resource, record) => this.core.leaseDecide(resource, record, env.now()),
-          committed: (resource, record) => this.step((core, now) => core.leaseResult(now, resource, record)),
-          failed: (resource) => report('lease_failed', resource),
-          counters,
-        })
+    /** @type {Promise<import('./lease.js').LeaseAuthority> | null} made on the first lease try */
+    this.lease = null;
+    this.makeLease = database
+      ? () =>
+          loadLease().then(({ LeaseAuthority }) => new LeaseAuthority({
+            database,
+            health,
+            owner: config.id,
+            key: names.leaseKey,
+            decide: (resource, record) => this.core.leaseDecide(resource, record, env.now()),
+            committed: (resource, record) => this.step((core, now) => core.leaseResult(now, resource, record)),
+            failed: (resource) => report('lease_failed', resource),
+            counters,
+          }))
       : null;
+    // Fetched while the core loads, so that the first lease try does not wait for it.
+    if (database && authority === 'lease') loadLease().catch(() => {});
 
     if (lifecycle !== 'active') this.step((core, now) => core.lifecycle(now, lifecycle));
     if (!online) this.step((core, now) => core.plainEvent('offline', now));
@@ -280,12 +300,19 @@ export class Runtime {
         });
         break;
       case 'lease-try':
-        if (!this.lease) {
+        if (!this.makeLease) {
           this.step((core, now) => core.resourceEvent('lease_failed', now, resource));
           break;
         }
         this.inFlight += 1;
-        this.lease.run(resource).finally(() => this.settled());
+        this.lease ??= this.makeLease();
+        this.lease
+          .then((lease) => lease.run(resource), () => {
+            // lease.js could not be loaded (its chunk not served): the try failed.
+            this.counters.leaseFailures += 1;
+            this.step((core, now) => core.resourceEvent('lease_failed', now, resource));
+          })
+          .finally(() => this.settled());
         break;
       default:
         this.notices.push(effect);

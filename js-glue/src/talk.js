@@ -28,6 +28,8 @@ const DEFAULT_TIMEOUT_MS = 10000;
 const TERM_KINDS = new Set(['ack', 'res', 'lead', 'state', 'bye']);
 /** A held message of an unconfirmed term is looked at again this often. */
 const HOLD_POLL_MS = 50;
+/** A leader answers hellos with its announcement (and state, up to 64 KiB) at most this often. */
+const HELLO_ANSWER_MS = 50;
 
 /**
  * The Talk of one resource in one Baton (created on first use, closed with the Baton).
@@ -194,7 +196,6 @@ class Talk {
       if (expired.some((msg) => msg.k === 'lead')) this.post({ k: 'hello' });
       if (this.gate.held.length > 0) this.pollHeld();
     }, HOLD_POLL_MS);
-    this.holdTimer?.unref?.(); // Node: never keeps the process alive
   }
 
   /** A checked message this tab believes. */
@@ -205,7 +206,7 @@ class Talk {
         this.endpoint?.request(msg);
         break;
       case 'hello':
-        this.endpoint?.announce();
+        this.endpoint?.answerHello();
         break;
       case 'ack':
         if (msg.to === this.self) this.table.ack(msg.id, msg.epoch, msg.from);
@@ -396,6 +397,9 @@ class Endpoint {
     this.signal = null;
     this.stateSeq = 0;
     this.stateValue = undefined;
+    /** When this term last announced itself, and the announcement waiting to answer hellos. */
+    this.announcedAt = -Infinity;
+    this.helloTimer = null;
     this.unsubscribe = entry.handle.onChange((change) => {
       if (change.type === 'elected') this.begin();
       else if (change.type === 'deposed') this.end();
@@ -428,6 +432,8 @@ class Endpoint {
 
   detach() {
     this.end();
+    if (this.helloTimer !== null) this.talk.env.clearTimeout(this.helloTimer);
+    this.helloTimer = null;
     this.unsubscribe();
     if (this.talk.endpoint === this) this.talk.endpoint = null;
   }
@@ -435,7 +441,25 @@ class Endpoint {
   /** 'lead': who leads, with its state if it published one (answers 'hello' too). */
   announce() {
     if (!this.token) return;
+    this.announcedAt = this.talk.env.now();
     this.talk.post({ k: 'lead', epoch: this.token.epoch, ...(this.stateSeq > 0 ? { seq: this.stateSeq, state: this.stateValue } : {}) });
+  }
+
+  /**
+   * Answers a 'hello': announces now, or once at the end of the current window, so that a
+   * page posting hellos in a loop cannot make this tab broadcast its state as often.
+   */
+  answerHello() {
+    if (!this.token || this.helloTimer !== null) return;
+    const wait = this.announcedAt + HELLO_ANSWER_MS - this.talk.env.now();
+    if (wait <= 0) {
+      this.announce();
+      return;
+    }
+    this.helloTimer = this.talk.env.setTimeout(() => {
+      this.helloTimer = null;
+      this.announce();
+    }, wait);
   }
 
   /** `handle.setState(value)`: publishes `value` as this term's state. */

@@ -1,6 +1,7 @@
 // Prints js-glue/src/constants.js from the C++ core: every enum that crosses the
-// boundary (values and names), the wire limits and the timing defaults. The C++ headers
-// are the one source; ctest's constants-js fails when the JS file drifts from them.
+// boundary (values and names), the metrics' counter names, the wire limits and the timing
+// defaults. The C++ headers are the one source; ctest's constants-js fails when the JS file
+// drifts from them.
 //
 //   constants_js FILE            exits 1 (and says so) if FILE differs
 //   constants_js --write FILE    writes FILE
@@ -12,6 +13,7 @@
 
 #include "core/node.h"
 #include "core/wire.h"
+#include "boundary.h"
 #include "names.h"
 
 using namespace baton;
@@ -60,10 +62,18 @@ std::string render() {
   js += enumeration<Liveness>("Liveness", "LIVENESS_NAMES", "Liveness in wasm/core/types.h.");
   js += enumeration<Role>("Role", "ROLE_NAMES", "Role in wasm/core/types.h.");
   js += enumeration<Reason>("Reason", "REASON_NAMES", "Reason in wasm/core/types.h.");
+  js += enumeration<Degraded>("Degraded", "DEGRADED_NAMES", "Degraded in wasm/core/types.h.");
   js += enumeration<EventKind>("EventKind", "EVENT_KIND_NAMES", "EventKind in wasm/core/node.h.");
   js += enumeration<EffectKind>("EffectKind", "EFFECT_KIND_NAMES", "EffectKind in wasm/core/node.h.");
   js += enumeration<LockMode>("LockMode", "LOCK_MODE_NAMES", "LockMode in wasm/core/node.h.");
   js += enumeration<wire::Kind>("FrameKind", "FRAME_KIND_NAMES", "wire::Kind in wasm/core/wire.h.");
+
+  js += "/** The counters of the core's metrics, in the order the boundary writes them (BATON_COUNTERS in wasm/boundary.h). */\n";
+  js += "export const COUNTER_NAMES = [\n";
+#define BATON_COUNTER_NAME(field, name) js += "  '" name "',\n";
+  BATON_COUNTERS(BATON_COUNTER_NAME)
+#undef BATON_COUNTER_NAME
+  js += "];\n\n";
 
   js += "/** What the wire format carries (wasm/core/wire.h); longer names are rejected up front. */\n";
   js += "export const LIMITS = {\n";

@@ -102,7 +102,7 @@ test('npm pack -> install into an empty project -> import and run in Node', { ti
       'LICENSE', 'README.md', 'awaforge.d.ts', 'broadcast-channel.d.ts',
       'dist/awaforge.js', 'dist/baton-core.wasm', 'dist/broadcast-channel.js',
       'dist/fenced-idb.cjs', 'dist/fenced-idb.d.cts', 'dist/fenced-idb.js', 'dist/index.cjs', 'dist/index.d.cts', 'dist/index.js',
-      'dist/relay.js', 'dist/request-leadership.js', 'dist/server.cjs', 'dist/server.d.cts', 'dist/server.js',
+      'dist/lease.js', 'dist/relay.js', 'dist/request-leadership.js', 'dist/server.cjs', 'dist/server.d.cts', 'dist/server.js',
       'dist/stale-owner-error.cjs', 'dist/talk.js', 'dist/testing.cjs', 'dist/testing.d.cts', 'dist/testing.js',
       'fenced-idb.d.ts', 'index.d.ts', 'package.json', 'relay.d.ts', 'request-leadership.d.ts', 'server.d.ts', 'testing.d.ts',
     ]);

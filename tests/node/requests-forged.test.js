@@ -2,7 +2,9 @@
 // 'lead' and a 'state' of epoch 2^40, an answer to a pending request under a made-up id,
 // and the same at the current epoch. A tab that takes part in the resource's election
 // believes a term message only from the leader its election core confirms: the real
-// leader's answers and states still arrive, the forged ones are dropped and counted.
+// leader's answers and states still arrive, the forged ones are dropped and counted. And a
+// page that posts hellos in a loop gets the leader's announcement (with its state) at most
+// once per 50 ms, while a new tab still gets the state at once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createBaton } from 'tab-baton';
@@ -46,6 +48,32 @@ test('forged term messages on the talk channel: a tab in the election ignores th
     await waitFor(() => batons[follower].metrics().talk.ws.droppedUnconfirmed >= 6, { what: 'the forged messages counted' });
     assert.equal(view.get().value, 'real-state-2');
     assert.equal(served, 2);
+    forger.close();
+  } finally {
+    batons.forEach((baton) => baton.dispose());
+  }
+});
+
+test('a burst of hellos: the leader announces at most once per 50 ms, a new tab still gets the state', async () => {
+  const { browser, tabs } = openTabs(2);
+  const batons = tabs.map((tab) => createBaton({ namespace: 'app', id: tab.id, env: tab.env, ...FAST }));
+  try {
+    const handle = batons[0].lead('ws', { serve: () => 'ok' });
+    await waitFor(() => handle.state() === 'leader');
+    await handle.setState('x'.repeat(10_000));
+    const listener = new (browser.tab('ear').BroadcastChannel)('baton/app/v1/talk/ws');
+    let announcements = 0;
+    listener.addEventListener('message', (event) => { if (event.data?.k === 'lead') announcements += 1; });
+    const forger = new (browser.tab('evil').BroadcastChannel)('baton/app/v1/talk/ws');
+    const started = Date.now();
+    for (let i = 0; i < 500; i += 1) forger.postMessage({ v: 1, k: 'hello', from: 'evil' });
+    // Served in order: once the leader answers a request posted after the burst, it has seen every hello.
+    assert.equal(await batons[1].request('ws', 'after'), 'ok');
+    const view = batons[1].leaderState('ws');
+    await waitFor(() => view.get()?.value?.length === 10_000, { what: 'the state at the new tab' });
+    const windows = Math.ceil((Date.now() - started) / 50) + 2;
+    assert.ok(announcements <= windows, `${announcements} announcements for 500 hellos in ${windows} windows of 50 ms`);
+    listener.close();
     forger.close();
   } finally {
     batons.forEach((baton) => baton.dispose());

@@ -170,6 +170,7 @@ void World::check_liveness() {
 
 void World::end_faults() {
   faults_on_ = false;
+  faults_ended_ = true;
   faults_end_ms_ = clock_ms_;
 }
 
@@ -654,6 +655,12 @@ void World::hostile_frame() {
 }
 
 void World::send_forged(const std::vector<uint8_t>& bytes) {
+  if (trace_) {
+    wire::Frame f;
+    bool decoded = wire::decode(bytes.data(), bytes.size(), f) == wire::DecodeError::ok;
+    trace("hostile sends, as " + (decoded ? f.sender.str() + " tick " + std::to_string(f.tick_seq) : std::string("?")) +
+          ": " + describe_frame(bytes));
+  }
   for (auto& t : tabs_) {
     if (!alive(static_cast<int>(t->state))) continue;
     Scheduled s{};
@@ -1173,7 +1180,7 @@ void World::check(double now) {
         stale_since_.erase(key);
       }
     }
-    if (!faults_on_) {
+    if (faults_ended_) {
       if (has_leader) {
         auto it = leaderless_since_.find(res);
         if (it != leaderless_since_.end()) {

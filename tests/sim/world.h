@@ -296,7 +296,8 @@ class World {
   uint64_t seq_ = 0;
   uint64_t next_instance_ = 1;
   uint64_t next_request_ = 1;
-  bool faults_on_ = true;
+  bool faults_on_ = true;      // network faults (set_network_faults) and random faults
+  bool faults_ended_ = false;  // end_faults() ran: leaderless gaps count from then on
   double faults_end_ms_ = 0;
   std::priority_queue<Scheduled, std::vector<Scheduled>, std::greater<Scheduled>> queue_;
   std::vector<std::unique_ptr<Tab>> tabs_;

@@ -175,6 +175,7 @@ void Node::handle_clock(double now) {
       shift(r.leader_since_ms);
       shift(r.leaderless_since_ms);
       shift(r.claimant_since_ms);
+      shift(r.disowned_ms);
       if (r.abdicate_asked_ms >= 0) shift(r.abdicate_asked_ms);
       if (r.steal_announced_ms >= 0) shift(r.steal_announced_ms);
       shift(r.lease_started_ms);
@@ -213,12 +214,15 @@ void Node::on_message(const Event& e, Effects& out) {
   }
   double now = e.now_ms;
   if (f.sender == config_.id) {
+    // The channel never echoes a tab's own frames: this one is another tab's, or forged.
     ++metrics_.duplicate_id;
+    if (f.kind == wire::Kind::goodbye) disown_goodbye(f, now);
     return;
   }
   Presence::Observed seen = presence_.observe(f, now);
   if (seen == Presence::Observed::stale_generation) {
     ++metrics_.dropped_stale_generation;
+    note_unseen_claims(f, now);
     return;
   }
   if (seen == Presence::Observed::old_frame) {
@@ -254,6 +258,18 @@ void Node::on_message(const Event& e, Effects& out) {
     case wire::Kind::abdicate_request: on_abdicate_request(f, now, out); break;
     case wire::Kind::presence:
     case wire::Kind::heartbeat: break;
+  }
+}
+
+// Two generations contest the sender's id and this frame lost: its sender may be the
+// real tab, which this table cannot see until the other generation goes quiet. A claim in
+// it says the authority may be held by a tab that runs, so a tab that knows no leader there
+// waits a full suspect timeout from now before it takes the authority. A forger can delay
+// a takeover this way, as with claims of its own; it cannot make a holder lose it.
+void Node::note_unseen_claims(const wire::Frame& f, double now) {
+  for (const auto& c : f.claims) {
+    Resource* r = resources_.find(c.resource);
+    if (r && r->leader.empty() && r->role != Role::leader) r->leaderless_since_ms = std::max(r->leaderless_since_ms, now);
   }
 }
 

@@ -56,6 +56,19 @@ function libraryLockName(channel, name) {
   return `pubkey-bc||${type}||${name}`;
 }
 
+/** The side channel, or null where there is no BroadcastChannel or it cannot be opened. */
+function openSideChannel(env, name) {
+  if (!env.BroadcastChannel) return null;
+  try {
+    const channel = new env.BroadcastChannel(name);
+    channel.unref?.(); // Node: never keeps the process alive
+    return channel;
+  } catch (error) {
+    reportError(error);
+    return null;
+  }
+}
+
 /** A "two leaders" notice on the side channel: exactly these fields, or it is dropped. */
 function isDuplicateNotice(data) {
   return (
@@ -138,8 +151,7 @@ export function createLeaderElection(channel, options) {
   };
 
   // The side channel on which a deposed leader tells the current one that they overlapped.
-  const side = internals.env.BroadcastChannel ? new internals.env.BroadcastChannel(`${internals.names.channel}/duplicate`) : null;
-  side?.unref?.(); // Node: never keeps the process alive
+  const side = openSideChannel(internals.env, `${internals.names.channel}/duplicate`);
   const onSide = (event) => {
     const data = event.data;
     if (!isDuplicateNotice(data)) {

@@ -15,7 +15,8 @@ namespace baton::scenario {
 class Interpreter {
  public:
   // Hand-written scenarios read exact times: no jitter unless `world jitter` asks.
-  Interpreter() { options_.jitter = false; }
+  // `trace` false: commands print only what queries ask for (the fuzzer's speed).
+  explicit Interpreter(bool trace = true) : trace_(trace) { options_.jitter = false; }
 
   // The command's output, "ok" if it printed nothing, or "error: ..." for a command
   // that cannot run (and then error() is true).
@@ -25,6 +26,7 @@ class Interpreter {
   // Invariant violations are failures, except where the scenario built in a deliberate
   // bug (no-fence, no-steal) to show that the checks catch it.
   bool violated() const { return world_ && !world_->report().violations.empty(); }
+  const std::vector<std::string>& violations() const { return world_->report().violations; }
   bool deliberate_bug() const { return !options_.fence || !options_.steal; }
 
  private:
@@ -38,6 +40,7 @@ class Interpreter {
   void print_metrics(const Command& c);
   void fail(const std::string& why);
 
+  bool trace_;
   sim::Options options_;
   std::unique_ptr<sim::World> world_;
   std::vector<std::string> out_;
