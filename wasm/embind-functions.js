@@ -5,24 +5,24 @@
 // gzip of JS):
 // - overloads by argument count (exposePublicSymbol's table): every name is bound once;
 // - the placeholder that throws UnboundTypeError naming the missing types while a type is
-//   not yet registered: a function over a type that never registers (embind-types.js)
+//   not yet registered: a function over a type that never registers (embind-builtins.cc)
 //   stays undefined instead;
 // - dynCall for signatures with 64-bit integers ('j'): refused here instead;
 // - class methods and argument destructors in the invoker: integers and void have none,
-//   and the types that do (strings, val) register as nothing (embind-types.js);
+//   and the types that do (strings, val) register as nothing (embind-builtins.cc);
 // - reading integers from memory (readValueFromPointer), which only class properties,
 //   value objects and containers use;
 // - extendError's named constructors and stack rewriting: a plain Error subclass.
 mergeInto(LibraryManager.library, {
   _embind_register_function__deps: ['$craftInvokerFunction', '$heap32VectorToArray', '$readLatin1String',
-    '$whenDependentTypesAreResolved', '$throwBindingError', '$getWasmTableEntry'],
+    '$whenDependentTypesAreResolved', '$throwBindingError'],
   _embind_register_function: function(name, argCount, rawArgTypesAddr, signature, rawInvoker, fn) {
     var argTypes = heap32VectorToArray(argCount, rawArgTypesAddr);
     name = readLatin1String(name);
     if (readLatin1String(signature).includes('j') || Module.hasOwnProperty(name)) {
       throwBindingError('cannot bind ' + name + ': 64-bit integers or a second binding of the name');
     }
-    rawInvoker = getWasmTableEntry(rawInvoker);
+    rawInvoker = wasmTable.get(rawInvoker);
     whenDependentTypesAreResolved([], argTypes, function(argTypes) {
       Module[name] = craftInvokerFunction(name, argTypes, null, rawInvoker, fn);
       return [];

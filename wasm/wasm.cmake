@@ -2,7 +2,7 @@
 # Emitted as an ES module with Emscripten's minimal runtime plus baton-core.wasm; the glue
 # instantiates the wasm itself (module-pre.js): streaming from a URL in browsers and
 # workers, from disk in Node.
-add_executable(baton_wasm wasm/bindings.cc wasm/boundary.cc)
+add_executable(baton_wasm wasm/bindings.cc wasm/embind-builtins.cc wasm/boundary.cc)
 target_link_libraries(baton_wasm PRIVATE baton_core)
 set_target_properties(baton_wasm PROPERTIES OUTPUT_NAME "baton-core" SUFFIX ".js")
 
@@ -11,7 +11,7 @@ target_compile_options(baton_core PRIVATE ${BATON_WASM_COMPILE})
 target_compile_options(baton_wasm PRIVATE ${BATON_WASM_COMPILE})
 
 set(BATON_WASM_JS ${CMAKE_CURRENT_SOURCE_DIR}/wasm/module-pre.js ${CMAKE_CURRENT_SOURCE_DIR}/wasm/module-post.js
-  ${CMAKE_CURRENT_SOURCE_DIR}/wasm/embind-types.js ${CMAKE_CURRENT_SOURCE_DIR}/wasm/embind-functions.js)
+  ${CMAKE_CURRENT_SOURCE_DIR}/wasm/embind-functions.js)
 set_target_properties(baton_wasm PROPERTIES LINK_DEPENDS "${BATON_WASM_JS}")
 
 set(BATON_WASM_LINK
@@ -21,8 +21,6 @@ set(BATON_WASM_LINK
   -sMINIMAL_RUNTIME=1
   "SHELL:--pre-js ${CMAKE_CURRENT_SOURCE_DIR}/wasm/module-pre.js"
   "SHELL:--post-js ${CMAKE_CURRENT_SOURCE_DIR}/wasm/module-post.js"
-  # Only the builtin types the boundary uses (integers, void) get embind's JS.
-  "SHELL:--js-library ${CMAKE_CURRENT_SOURCE_DIR}/wasm/embind-types.js"
   # embind's functions and integers cut to what the boundary uses (see the file).
   "SHELL:--js-library ${CMAKE_CURRENT_SOURCE_DIR}/wasm/embind-functions.js"
   -sMODULARIZE=1
@@ -42,6 +40,10 @@ set(BATON_WASM_LINK
   -sTEXTDECODER=2
   # embind's type names are its only use of printf (see bindings.cc).
   -Wl,--wrap=siprintf
+  # embind's builtin types other than int and void register as nothing (embind-builtins.cc).
+  -Wl,--wrap=_embind_register_integer,--wrap=_embind_register_bool,--wrap=_embind_register_bigint
+  -Wl,--wrap=_embind_register_float,--wrap=_embind_register_std_string,--wrap=_embind_register_std_wstring
+  -Wl,--wrap=_embind_register_emval,--wrap=_embind_register_memory_view
   -fno-exceptions
   -fno-rtti
 )

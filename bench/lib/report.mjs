@@ -30,7 +30,7 @@ export function evaluateTargets(r) {
   t.push({
     id: 'callbacks',
     target: 'User callbacks never run inside a lock-grant or pagehide handler: a callback that blocks for 200 ms does not delay the release',
-    measured: 'not a timing: checked by tests/browser/callbacks.test.js (the next tab is elected before the leaving tab\'s 200 ms callback ends; the callback ran after the pagehide handlers)',
+    measured: 'not a timing: checked by tests/browser/callbacks.test.js (the next tab is elected before the leaving tab\'s 200 ms callback ends; the callback ran after the pagehide handlers) and tests/node/callbacks.test.js (no onChange, run or abort callback runs inside a lock grant, message, timer or lifecycle handler; the new leader\'s callbacks run before the epoch\'s localStorage mirror is written)',
     ok: null,
     far: 'see the test',
   });

@@ -121,9 +121,47 @@ TEST_CASE("lease: a goodbye gives up the record of the term it ends, not a later
   CHECK(b.next_deadline() == 100);          // is due at once, without waiting for the record
   fx = b.step(event(EventKind::tick, 101));
   REQUIRE(find(fx, EffectKind::lease_try));
-  CHECK(b.lease_decide("ws", record("a", 4, 0), 101).epoch == 5);
+  // Its record is still valid: the departed tab may not have sent the goodbye (a forgery
+  // or a replay) and gets the hello window to renew, so it is not taken yet.
+  CHECK(!b.lease_decide("ws", record("a", 4, 0), 101).present);
+  double after_window = 100 + config("b", Authority::lease).hello_window_ms;
+  CHECK(b.lease_decide("ws", record("a", 4, 0), after_window).epoch == 5);
   // The departed tab came back with a newer term before this transaction ran.
-  CHECK(!b.lease_decide("ws", record("a", 6, 90), 101).present);
+  CHECK(!b.lease_decide("ws", record("a", 6, 90), after_window).present);
+}
+
+TEST_CASE("lease: a goodbye in the holder's name that it did not send hands nothing over") {
+  Node a(config("a", Authority::lease));
+  LeaseRecord rec = lease_lead(a, 0);
+  Node b(config("b", Authority::lease));
+  b.step(event(EventKind::join, 0, "ws"));
+  Event result = event(EventKind::lease_result, 1, "ws");
+  result.lease = rec;
+  b.step(result);
+  wire::Frame bye = peer_frame("a", wire::Kind::goodbye);
+  bye.subject = "ws";
+  bye.target = "b";
+  bye.tick_seq = 50;
+  // The holder hears it too (the channel never echoes its own frames): its term is in
+  // doubt at once, and it renews a little later than the named tab heard the goodbye.
+  a.step(message(100, wire::encode(bye)));
+  b.step(message(100, wire::encode(bye)));
+  CHECK(a.view("ws").role == Role::leader);
+  CHECK(a.view("ws").valid_until_ms <= 100);
+  std::vector<Effect> fx;
+  double now = 100;
+  while (!find(fx, EffectKind::lease_try)) fx = a.step(event(EventKind::tick, now = std::max(now, a.next_deadline())));
+  CHECK(now > 100);
+  LeaseRecord renewed = a.lease_decide("ws", rec, now);
+  Event committed = event(EventKind::lease_result, now, "ws");
+  committed.lease = renewed;
+  a.step(committed);
+  CHECK(a.view("ws").valid_until_ms > now);  // the renewal re-asserted the term
+  // The named tab finds the record renewed since the goodbye: nothing to take over.
+  double after_window = 100 + config("b", Authority::lease).hello_window_ms;
+  b.step(event(EventKind::tick, after_window));
+  CHECK(!b.lease_decide("ws", renewed, after_window).present);
+  CHECK(b.lease_decide("ws", rec, after_window).present);  // without the renewal, it would
 }
 
 TEST_CASE("lease: an owner whose heartbeats keep coming is not taken over before its record expires") {

@@ -655,6 +655,12 @@ void World::hostile_frame() {
 }
 
 void World::send_forged(const std::vector<uint8_t>& bytes) {
+  if (trace_) {
+    wire::Frame f;
+    bool decoded = wire::decode(bytes.data(), bytes.size(), f) == wire::DecodeError::ok;
+    trace("hostile sends, as " + (decoded ? f.sender.str() + " tick " + std::to_string(f.tick_seq) : std::string("?")) +
+          ": " + describe_frame(bytes));
+  }
   for (auto& t : tabs_) {
     if (!alive(static_cast<int>(t->state))) continue;
     Scheduled s{};

@@ -21,6 +21,10 @@ using detail::make;
 
 // Consecutive lease transaction failures before the lease is given up for broadcast-only.
 constexpr uint32_t kLeaseFailuresBeforeFallback = 3;
+// A holder that hears a goodbye in its own name renews no sooner than this after it: the
+// tab the goodbye names may handle the same frame up to this much later, and must still
+// see the renewal as later than the goodbye (renewed_since_goodbye).
+constexpr double kDisownDelayMs = 10;
 
 bool same_record(const LeaseRecord& a, const LeaseRecord& b) {
   return a.present == b.present && a.owner == b.owner && a.generation == b.generation && a.epoch == b.epoch &&
@@ -179,11 +183,36 @@ double Node::lease_takeover_due(const Resource& r, const LeaseRecord& rec) const
 bool Node::lease_takeover_allowed(const Resource& r, const LeaseRecord& rec, double now) const {
   if (!rec.present || rec.owner == config_.id) return false;
   // A goodbye is a promise never to renew the record of the term it ends. A later term of
-  // the same tab is not given up by it.
-  if (r.named_successor && rec.owner == r.departed && rec.epoch <= r.departed_epoch) return true;
+  // the same tab is not given up by it. The goodbye may be forged or replayed while its
+  // sender still leads: that tab hears it too and renews (disown_goodbye), so the record
+  // is taken only once a live owner had time to renew, and only if it did not.
+  if (r.named_successor && rec.owner == r.departed && rec.epoch <= r.departed_epoch &&
+      now >= r.named_ms + config_.hello_window_ms && !renewed_since_goodbye(r, rec)) {
+    return true;
+  }
   // Compare-and-set over a silent owner: it did not renew before the record's takeover time,
   // after which it no longer acts as leader on that record (lease_term_span).
   return now >= lease_takeover_due(r, rec);
+}
+
+bool Node::renewed_since_goodbye(const Resource& r, const LeaseRecord& rec) const {
+  return rec.takeover_ms - lease_silence_ms() >= r.named_ms;
+}
+
+// Only the tab a goodbye names acts on it (lease_takeover_allowed), at the earliest
+// hello_window_ms after hearing it, when the record was not renewed since. This tab,
+// which did not send it, stops acting on its term at once and renews kDisownDelayMs
+// later, so that its renewal is later than the goodbye for that tab too. Until the
+// renewal commits, the term is in doubt (the view says so), as when a renewal is late.
+void Node::disown_goodbye(const wire::Frame& f, double now) {
+  if (authority_ != &kLease || f.target.empty()) return;
+  for (auto& [name, r] : resources_) {
+    if (r.role != Role::leader || (!f.subject.empty() && f.subject != name)) continue;
+    r.disowned_ms = now;
+    r.lease_valid_until_ms = std::min(r.lease_valid_until_ms, now);
+    r.renew_ms = now + kDisownDelayMs;
+    r.wake_ms = std::min(r.wake_ms, r.renew_ms);
+  }
 }
 
 // The lease events, whichever authority is in use: a transaction may answer after the
@@ -232,6 +261,12 @@ void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effe
     // Half the span leaves the other half for a renewal to commit on a busy store; more
     // often would only queue more read-write transactions, which the store runs one at a time.
     r.renew_ms = r.lease_started_ms + lease_silence_ms() / 2;
+    if (r.lease_started_ms < r.disowned_ms + kDisownDelayMs) {
+      // Begun before a goodbye in this tab's name was disowned: the tab it named may
+      // still take this record over. The term stays in doubt; renew again.
+      r.lease_valid_until_ms = std::min(r.lease_valid_until_ms, r.disowned_ms);
+      r.renew_ms = std::min(r.renew_ms, r.disowned_ms + kDisownDelayMs);
+    }
     if (r.role != Role::leader) {
       // A record at or below a claimed term: the lease store lost records (cleared) or
       // the claim is forged. The term runs, but says that its epoch may repeat.
@@ -244,7 +279,8 @@ void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effe
     } else if (r.role == Role::candidate) {
       set_role(r, Role::follower, Reason::lease_lost, now);
       // Still the departing leader's record: its release has not committed yet.
-      bool release_pending = r.named_successor && rec.present && rec.owner == r.departed;
+      bool release_pending =
+          r.named_successor && rec.present && rec.owner == r.departed && !renewed_since_goodbye(r, rec);
       if (!release_pending) r.named_successor = false;
       // Another tab's valid record says when to come back (its expiry, or its owner's
       // silence): backing off on top of that would only delay the takeover.

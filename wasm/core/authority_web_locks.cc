@@ -47,6 +47,14 @@ void Node::WebLocks::campaign(Node& n, Resource& r, double now, Effects& out) co
   double last_progress = leader ? std::max(leader->last_progress_ms, r.queued_ms)
                                 : std::max(r.queued_ms, r.leaderless_since_ms);
   double steal_after = last_progress + c.suspect_ms + pos * c.rank_stagger_ms;
+  // The silent leader this tab asked to abdicate answered with a goodbye naming this tab,
+  // and gave the lock to the head of the queue instead. A live head claims the term as
+  // soon as its epoch is allocated; if none did by the end of the grace, the head is
+  // frozen or gone too, and a second suspect timeout of waiting for it would double the
+  // takeover: steal as planned (a head still allocating its epoch loses its candidacy).
+  bool answered = r.leader.empty() && r.abdicate_asked_ms >= 0 && r.named_successor &&
+                  r.named_ms >= r.abdicate_asked_ms;
+  if (answered) steal_after = std::min(steal_after, r.abdicate_asked_ms);
   if (r.steal_announced_ms >= 0) {
     // Another tab announced its steal: it takes the grace, then up to the storage timeout
     // to start its term (see Node::note_steal_announced).

@@ -175,6 +175,7 @@ void Node::handle_clock(double now) {
       shift(r.leader_since_ms);
       shift(r.leaderless_since_ms);
       shift(r.claimant_since_ms);
+      shift(r.disowned_ms);
       if (r.abdicate_asked_ms >= 0) shift(r.abdicate_asked_ms);
       if (r.steal_announced_ms >= 0) shift(r.steal_announced_ms);
       shift(r.lease_started_ms);
@@ -213,7 +214,9 @@ void Node::on_message(const Event& e, Effects& out) {
   }
   double now = e.now_ms;
   if (f.sender == config_.id) {
+    // The channel never echoes a tab's own frames: this one is another tab's, or forged.
     ++metrics_.duplicate_id;
+    if (f.kind == wire::Kind::goodbye) disown_goodbye(f, now);
     return;
   }
   Presence::Observed seen = presence_.observe(f, now);

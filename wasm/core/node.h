@@ -221,6 +221,9 @@ class Node {
     TabId departed;                // that leader, whose lease release may still be committing
     uint64_t departed_epoch = 0;   // its term, the only record its goodbye gives up (0: unknown)
     double named_ms = 0;
+    // Lease: when this tab, leading, heard a goodbye in its own name that it did not send
+    // (see disown_goodbye). Its term stays in doubt until a renewal begun later commits.
+    double disowned_ms = -kNever;
     double leaderless_since_ms = 0;
     // Broadcast-only: a tab about to claim a term, named by the last leader's goodbye or
     // announcing its candidacy (wire::kPendingEpoch); the others wait for it (see
@@ -288,6 +291,9 @@ class Node {
   // this tab: the last leader named it, or it ranks before this tab.
   bool claimant_preferred(const Resource& r, double now) const;
   void on_goodbye(const wire::Frame& f, double now, Effects& out);
+  // Lease: a goodbye in this tab's own name, forged or replayed, names a successor that
+  // may take this tab's record over: the term is in doubt until a renewal re-asserts it.
+  void disown_goodbye(const wire::Frame& f, double now);
   void on_abdicate_request(const wire::Frame& f, double now, Effects& out);
   void note_steal_announced(const wire::Frame& f, double now);
   bool visible_asker_may_take_over(const Resource& r, std::string_view asker_id, double now) const;
@@ -341,6 +347,9 @@ class Node {
   // True when a valid record of another tab may be taken over: its owner said goodbye naming
   // this tab (for the term it gave up), or it went silent (lease_takeover_due).
   bool lease_takeover_allowed(const Resource& r, const LeaseRecord& rec, double now) const;
+  // True when the record's owner renewed it after this tab heard the goodbye that named
+  // it: the goodbye was not the owner's (forged or replayed), and hands nothing over.
+  bool renewed_since_goodbye(const Resource& r, const LeaseRecord& rec) const;
   // How long a committed record keeps this tab's term safe, counted from the start of the
   // transaction that wrote it: other tabs may take it over no sooner.
   double lease_term_span() const { return std::min(config_.lease_ms * 5 / 6, lease_silence_ms()); }

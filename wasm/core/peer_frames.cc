@@ -109,10 +109,16 @@ void Node::leader_hears_claim(Resource& r, const wire::Frame& f, const wire::Cla
 // "Silent" here is one heartbeat short of the suspect timeout after which this tab would
 // replace its leader itself (steal): the holder's next heartbeat comes within that
 // heartbeat, so a tab that followed a leader now gone learns who holds the authority
-// before it takes the authority from a healthy holder.
+// before it takes the authority from a healthy holder. A new leader must show progress
+// within the suspect timeout: a replayed claim of a tab long silent or gone, adopted, would
+// be found silent at once, and its lock stolen from whoever holds it.
 void Node::follower_hears_claim(Resource& r, const wire::Frame& f, const wire::Claim& c, double now, Effects& out) {
-  bool adopt = r.leader.empty() || leader_silent(r, now, config_.suspect_ms - config_.heartbeat_ms) ||
-               (f.sender == r.leader ? c.epoch >= r.leader_epoch : claims_decide() && claim_wins(r, f, c, now));
+  bool progressing = now - presence_.last_progress_ms(f.sender, -kNever) < config_.suspect_ms;
+  bool adopt = f.sender == r.leader && c.epoch >= r.leader_epoch;
+  if (!adopt && progressing) {
+    adopt = r.leader.empty() || leader_silent(r, now, config_.suspect_ms - config_.heartbeat_ms) ||
+            (f.sender != r.leader && claims_decide() && claim_wins(r, f, c, now));
+  }
   if (adopt) set_leader(r, f.sender, c.epoch, now, out);
 }
 

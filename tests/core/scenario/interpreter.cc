@@ -198,8 +198,10 @@ void Interpreter::join(Command& c) {
   world().join(tab(c.args[0]), c.args[1], p);
 }
 
-// hostile TO junk|oversized|foreign-version|claim|abdicate|flood [from=S] [claim=RES@EPOCH]
-//         [res=RES] [count=N]: frames no honest tab sends, delivered to TO now.
+// hostile TO junk|oversized|foreign-version|claim|abdicate|goodbye|flood [from=S]
+//         [claim=RES@EPOCH] [res=RES] [successor=NAME] [tick=N] [count=N]: frames no honest
+//         tab sends, delivered to TO now (a goodbye names `successor`; a claim or a goodbye
+//         carries tick `tick`).
 // hostile all presence [from=S] [gen=N] [version=V] [tick=N] [rising] [frozen] [for=DURATION]:
 //         a presence frame to every tab, sent again every 125 ms for DURATION (a steady
 //         stream), its tick one higher each time with `rising` (forged liveness).
@@ -232,6 +234,7 @@ void Interpreter::hostile(Command& c) {
   }
   if (rising || frozen) fail("rising and frozen are for hostile all presence");
   int to = tab(c.args[0]);
+  uint64_t tick = std::strtoull(c.get("tick", "0").c_str(), nullptr, 10);
   if (kind == "junk") {
     world().inject(to, {1, 2, 3});
   } else if (kind == "oversized") {
@@ -245,6 +248,7 @@ void Interpreter::hostile(Command& c) {
     auto at = claim.find('@');
     if (at == std::string::npos) fail("claim=RESOURCE@EPOCH");
     wire::Frame f = frame_from(sender, wire::Kind::heartbeat);
+    f.tick_seq = tick;
     if (hidden) f.lifecycle = Lifecycle::hidden;
     f.claims.push_back(wire::Claim{claim.substr(0, at), std::strtoull(claim.c_str() + at + 1, nullptr, 10)});
     world().inject(to, wire::encode(f));
@@ -253,11 +257,17 @@ void Interpreter::hostile(Command& c) {
     f.subject = c.get("res", "ws");
     f.target = world().name(to);
     world().inject(to, wire::encode(f));
+  } else if (kind == "goodbye") {
+    wire::Frame f = frame_from(sender, wire::Kind::goodbye);
+    f.subject = c.get("res", "ws");
+    f.target = c.get("successor");
+    f.tick_seq = tick;
+    world().inject(to, wire::encode(f));
   } else if (kind == "flood") {
     int count = std::atoi(c.get("count", "1000").c_str());
     for (int i = 0; i < count; ++i) world().inject(to, wire::encode(frame_from(sender + "-" + std::to_string(i), wire::Kind::presence)));
   } else {
-    fail("hostile kinds: junk, oversized, foreign-version, claim, abdicate, flood, presence");
+    fail("hostile kinds: junk, oversized, foreign-version, claim, abdicate, goodbye, flood, presence");
   }
   world().run_until(world().now_ms());
 }
