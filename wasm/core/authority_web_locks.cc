@@ -55,6 +55,14 @@ void Node::WebLocks::campaign(Node& n, Resource& r, double now, Effects& out) co
   bool answered = r.leader.empty() && r.abdicate_asked_ms >= 0 && r.named_successor &&
                   r.named_ms >= r.abdicate_asked_ms;
   if (answered) steal_after = std::min(steal_after, r.abdicate_asked_ms);
+  // The silent leader this tab asked answered without its claim and without naming this
+  // tab: it had stepped down before (a frozen tab's message handler), and whoever got
+  // the lock then never claimed it. A live holder claims within a heartbeat; waiting a
+  // second suspect timeout for one would double the takeover: steal a heartbeat after the
+  // answer unless a leader claims first.
+  bool dropped_after_ask = !answered && r.leader.empty() && r.abdicate_asked_ms >= 0 &&
+                           r.leaderless_since_ms >= r.abdicate_asked_ms;
+  if (dropped_after_ask) steal_after = std::min(steal_after, r.leaderless_since_ms + c.heartbeat_ms);
   if (r.steal_announced_ms >= 0) {
     // Another tab announced its steal: it takes the grace, then up to the storage timeout
     // to start its term (see Node::note_steal_announced).
@@ -62,7 +70,7 @@ void Node::WebLocks::campaign(Node& n, Resource& r, double now, Effects& out) co
     steal_after = std::max(steal_after, stealer_due + pos * c.rank_stagger_ms);
   }
   if (now < steal_after) {
-    r.abdicate_asked_ms = -1;
+    if (!dropped_after_ask) r.abdicate_asked_ms = -1;
     r.wake_ms = std::min(r.wake_ms, steal_after);
     return;
   }
