@@ -53,9 +53,15 @@ export class LeaseAuthority {
    * Runs one lease transaction for `resource`. The record's key is per protocol version, the
    * epoch counter is not: a new owner's epoch starts above the counter too, and the counter
    * follows it, so epochs keep rising across deploys and authorities.
+   *
+   * `unread` (a closing page's release): the core's record is written without a read and
+   * committed at once, so that nothing in the transaction waits for the page, which is
+   * being torn down. The record keeps its epoch: the counter needs no write.
+   * @param {string} resource
+   * @param {boolean} [unread]
    * @returns {Promise<void>} settles when the outcome has been reported
    */
-  run(resource) {
+  run(resource, unread = false) {
     this.counters.leaseTransactions += 1;
     let stored = null;
     let wrote = null;
@@ -70,6 +76,13 @@ export class LeaseAuthority {
           return;
         }
         const key = this.key(resource);
+        if (unread) {
+          const next = this.decide(resource, null);
+          if (next) leases.put({ ...next }, key);
+          stored = next;
+          tx.commit?.();
+          return;
+        }
         const get = leases.get(key);
         const counter = epochs.get(resource);
         counter.onsuccess = () => {

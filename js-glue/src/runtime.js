@@ -324,7 +324,7 @@ export class Runtime {
         this.inFlight += 1;
         this.lease ??= this.makeLease();
         this.lease
-          .then((lease) => lease.run(resource), () => {
+          .then((lease) => lease.run(resource, effect.unread), () => {
             // lease.js could not be loaded (its chunk not served): the try failed.
             this.counters.leaseFailures += 1;
             this.step((core, now) => core.resourceEvent('lease_failed', now, resource));

@@ -7,6 +7,8 @@
 // - Frozen silently (the page's lifecycle events never reach Baton): another tab takes the
 //   record over once the leader is silent; at the thaw the old leader steps down, and no
 //   two tabs ever lead with the same epoch.
+// - Closed (pagehide): the leader releases its record without reading it; the successor
+//   named in the goodbye takes it on its first try, with the next epoch.
 // Everything waits for state; nothing asserts a time.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -54,6 +56,25 @@ function termCause(s, epoch) {
   const elected = s.log.findLastIndex((t) => t.to === 'leader' && t.epoch === epoch);
   return s.log.slice(0, elected).findLast((t) => t.to === 'candidate')?.reason ?? null;
 }
+
+describe('lease: a leader that closes (headless Chromium)', { timeout: 120000 }, () => {
+  it('closed: the successor named in the goodbye takes the released record on its first try', async () => {
+    const tabs = await openTabs('lease-close');
+    try {
+      const first = await waitForOneLeader(tabs);
+      const old = tabs.find((t) => t.id === first.id);
+      const others = tabs.filter((t) => t !== old);
+      await closeTab(old);
+      const next = await waitForOneLeader(others, { aboveEpoch: first.token.epoch, what: 'the successor' });
+      assert.equal(next.token.epoch, first.token.epoch + 1, 'the next epoch');
+      assert.equal(termCause(next, next.token.epoch), 'leader-goodbye', `${next.id} took over as the successor named in the goodbye`);
+      const tries = next.log.filter((t) => t.to === 'candidate' && t.reason === 'leader-goodbye');
+      assert.equal(tries.length, 1, `one try on the goodbye, not a lost one first: ${JSON.stringify(next.log.slice(-4))}`);
+    } finally {
+      for (const tab of tabs) await closeTab(tab).catch(() => {});
+    }
+  });
+});
 
 describe('lease: a frozen leader (headless Chromium)', { timeout: 180000 }, () => {
   it('frozen with its renewal in flight: the freeze handler aborts it, and the named successor leads while it is frozen', async () => {

@@ -370,6 +370,21 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
           t.store_failed_ms = clock_ms_;
           break;
         }
+        if (fx.unread) {
+          // A closing page's release: written without a read and committed at once, before
+          // the page is torn down (nothing in it waits for the page); no answer comes back.
+          if (storage_ == StorageMode::works && store_holder_ < 0) {
+            LeaseRecord& stored = lease_store_[fx.resource.str()];
+            LeaseRecord write = t.node->lease_decide(fx.resource, stored, node_now());
+            if (write.present && (stored.owner != write.owner || stored.generation != write.generation ||
+                                  stored.epoch != write.epoch)) {
+              violation("unread release: " + t.id + " overwrote the record of " + stored.owner.str() + " epoch " +
+                        std::to_string(stored.epoch) + " of " + fx.resource.str());
+            }
+            if (write.present) stored = write;
+          }
+          break;
+        }
         Scheduled s{};
         s.at = clock_ms_ + latency(0.5, 2.5);
         s.kind = Kind::lease_txn;
