@@ -123,18 +123,23 @@ export class Runtime {
     const { database, health } = storage;
     /** @type {Promise<import('./lease.js').LeaseAuthority> | null} made on the first lease try */
     this.lease = null;
+    /** @type {import('./lease.js').LeaseAuthority | null} once made, for the freeze handler */
+    this.leaseAuthority = null;
     this.makeLease = database
       ? () =>
-          loadLease().then(({ LeaseAuthority }) => new LeaseAuthority({
-            database,
-            health,
-            owner: config.id,
-            key: names.leaseKey,
-            decide: (resource, record) => this.core.leaseDecide(resource, record, env.now()),
-            committed: (resource, record) => this.step((core, now) => core.leaseResult(now, resource, record)),
-            failed: (resource) => report('lease_failed', resource),
-            counters,
-          }))
+          loadLease().then(({ LeaseAuthority }) => {
+            this.leaseAuthority = new LeaseAuthority({
+              database,
+              health,
+              owner: config.id,
+              key: names.leaseKey,
+              decide: (resource, record) => this.core.leaseDecide(resource, record, env.now()),
+              committed: (resource, record) => this.step((core, now) => core.leaseResult(now, resource, record)),
+              failed: (resource) => report('lease_failed', resource),
+              counters,
+            });
+            return this.leaseAuthority;
+          })
       : null;
     // Fetched while the core loads, so that the first lease try does not wait for it.
     if (database && authority === 'lease') loadLease().catch(() => {});
@@ -233,6 +238,18 @@ export class Runtime {
   /** @param {'active'|'hidden'|'frozen'|'restored'|'closing'} state */
   lifecycle(state) {
     this.step((core, now) => core.lifecycle(now, state));
+    if (state === 'frozen') this.abortLeaseTransactions();
+  }
+
+  /**
+   * In the `freeze` handler: a lease transaction left open would hold the store while this
+   * page is frozen (no other tab could take the lease over), so the ones in flight are
+   * aborted, and the core hears of it now, not when the page thaws.
+   */
+  abortLeaseTransactions() {
+    for (const resource of this.leaseAuthority?.abortAll() ?? []) {
+      this.step((core, now) => core.resourceEvent('lease_aborted', now, resource));
+    }
   }
 
   network(online) {
