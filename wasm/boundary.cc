@@ -139,7 +139,7 @@ class Writer {
   bool ok_ = true;
 };
 
-constexpr uint8_t kEventKinds = static_cast<uint8_t>(EventKind::dispose) + 1;
+constexpr uint8_t kEventKinds = static_cast<uint8_t>(EventKind::lease_aborted) + 1;
 constexpr uint8_t kAuthorities = 3;
 
 LeaseRecord read_lease(Reader& r) {
@@ -192,6 +192,7 @@ bool read_event(Reader& r, Event& e) {
     case EventKind::lock_lost:
     case EventKind::lock_unavailable:
     case EventKind::lease_failed:
+    case EventKind::lease_aborted:
     case EventKind::abdicate:
     case EventKind::force_election:
       e.resource = r.text<ResourceName>();

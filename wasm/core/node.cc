@@ -85,6 +85,9 @@ void Node::step(const Event& e, Effects& out) {
     case EventKind::lease_failed:
       if (r) on_lease_failed(*r, Degraded::storage_failed, now, out);
       break;
+    case EventKind::lease_aborted:
+      if (r) on_lease_aborted(*r, now);
+      break;
     case EventKind::lifecycle: on_lifecycle(e.lifecycle, now, out); break;
     case EventKind::online:
       online_ = true;

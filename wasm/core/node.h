@@ -97,6 +97,9 @@ enum class EventKind : uint8_t {
   abdicate,             // the app gives up `resource` for now
   force_election,       // test hook
   dispose,
+  lease_aborted,        // the glue aborted the lease transaction as the page froze: nothing
+                        // was written, and the store is not at fault (an open read-write
+                        // transaction of a frozen page would block every other tab's)
 };
 
 struct Event {
@@ -282,6 +285,7 @@ class Node {
   void on_lock_lost(Resource& r, double now, Effects& out);
   void on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double now, Effects& out);
   void on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effects& out);
+  void on_lease_aborted(Resource& r, double now);
   void on_lock_unavailable(Resource& r, double now);
   void on_lifecycle(Lifecycle l, double now, Effects& out);
   void on_dispose(double now, Effects& out);
