@@ -3,7 +3,8 @@
 // with SecurityError, indexedDB.open throws SecurityError, localStorage throws, and
 // BroadcastChannel works but reaches only that opaque origin. 'auto' must find this at first
 // use, fall back to broadcast only, lead alone and say so in support() and metrics(); an
-// explicit 'web-locks' is kept and says why it cannot lead.
+// explicit 'web-locks' is kept and says why it cannot lead. And a page whose lock manager
+// never answers gives Web Locks up after the probe's deadline.
 //
 // An opaque origin loads modules with CORS: the package is served from a server of this
 // test's own that answers with `access-control-allow-origin: *`.
@@ -147,6 +148,26 @@ describe('a sandboxed srcdoc iframe with the packed package', { timeout: 120000 
       assert.equal(metrics.glue.authorityFallbacks, 1);
       assert.equal(snap.fenced, 'EPOCH_NOT_DURABLE', 'no store vouches for the epoch: the effect does not run');
     }
+  });
+
+  // The deadline itself is checked on a virtual clock in tests/node/hostile-env.test.js.
+  it("a page whose navigator.locks never answers: 'auto' gives Web Locks up after the probe's deadline and leads by lease", async () => {
+    const tab = await browser.openTab(server.url);
+    const snap = await tab.page.evaluate(async (packageUrl) => {
+      // The lock manager of this page never grants and never rejects.
+      navigator.locks.request = () => new Promise(() => {});
+      navigator.locks.query = () => new Promise(() => {});
+      const { createBaton } = await import(packageUrl);
+      const baton = createBaton({ namespace: 'hung-locks' });
+      const handle = baton.lead('job');
+      await new Promise((resolve) => handle.onChange((change) => change.type === 'elected' && resolve()));
+      return { support: baton.support(), fenced: await handle.fenced(() => 'ran').catch((error) => error.code) };
+    }, `${server.url}tab-baton/dist/index.js`);
+    assert.deepEqual([snap.support.authority, snap.support.mode, snap.support.webLocks], ['lease', 'lease', false]);
+    assert.equal(snap.support.degradedReason, 'web-locks-timeout');
+    assert.equal(snap.support.reason, 'navigator.locks did not answer: an IndexedDB lease');
+    assert.equal(snap.fenced, 'ran', 'the lease commits its epochs in IndexedDB');
+    await tab.page.close();
   });
 
   it("an explicit 'web-locks' is kept: the frame does not lead and says why", async () => {
