@@ -25,6 +25,7 @@
 import { Core, coreStatus, ready, whenLoaded } from './core.js';
 import { Channel } from './channel.js';
 import { WebLocks } from './web-locks.js';
+import { LOCKS_PROBE_TIMEOUT_MS, probeLocks } from './locks-probe.js';
 import { reportError } from './errors.js';
 import { AUTHORITY_NAMES } from './constants.js';
 
@@ -56,10 +57,12 @@ export class Runtime {
    * @param {import('./storage-health.js').StorageHealth} deps.storage.health
    * @param {Record<string, number>} deps.counters glue counters, shared across generations
    * @param {(effect: import('./core.js').Effect) => void} deps.notify elected/deposed/leader-changed
+   * @param {(error: Error) => void} deps.locksRefused navigator.locks refused this context or
+   *   did not answer (see locks-probe.js)
    * @param {'active'|'hidden'|'frozen'|'restored'} deps.lifecycle the state to start in
    * @param {boolean} deps.online
    */
-  constructor({ config, generation, authority, env, names, storage, counters, notify, lifecycle, online }) {
+  constructor({ config, generation, authority, env, names, storage, counters, notify, locksRefused, lifecycle, online }) {
     this.env = env;
     this.counters = counters;
     this.notify = notify;
@@ -103,7 +106,19 @@ export class Runtime {
       if (kind === 'lock_granted' && !this.core && this.early.get(resource) === 'requested') this.allocateEarly(resource);
       this.step((core, now) => core.resourceEvent(kind, now, resource));
     };
-    this.locks = env.locks ? new WebLocks(env.locks, names.lock, report, counters, names.marker) : null;
+    const probe = {
+      refused: locksRefused,
+      run: () =>
+        probeLocks({
+          locks: env.locks,
+          name: names.lockProbe,
+          timeoutMs: LOCKS_PROBE_TIMEOUT_MS,
+          setTimeout: env.setTimeout,
+          clearTimeout: env.clearTimeout,
+          deferred: () => env.document?.prerendering === true,
+        }),
+    };
+    this.locks = env.locks ? new WebLocks(env.locks, names.lock, report, counters, names.marker, probe) : null;
     this.epochs = storage.epochs;
     const { database, health } = storage;
     /** @type {Promise<import('./lease.js').LeaseAuthority> | null} made on the first lease try */

@@ -19,8 +19,14 @@
  * held without the marker belongs to foreign code: we wait in the queue as it would, and
  * report the steal as refused (`lock_unavailable`; counted in `foreignHolderWaits`).
  *
+ * Whether the Locks API works here at all is found out at the first request (see
+ * locks-probe.js): a `SecurityError` from any queued request, or a lock manager that does
+ * not answer the probe, is handed to `refused` (the Baton decides what to do about it).
+ *
  * @module tab-baton/web-locks
  */
+
+import { isRefusal } from './env.js';
 
 /**
  * @typedef {object} LockRequest
@@ -39,15 +45,25 @@ export class WebLocks {
    * @param {(resource: string) => string} lockName
    * @param {(kind: 'lock_granted'|'lock_lost'|'lock_unavailable', resource: string) => void} report
    * @param {Record<string, number>} counters glue counters (staleGrants, locksLost, lockErrors, foreignHolderWaits)
-   * @param {((resource: string) => string) | null} [markerName] the marker lock of a Baton
+   * @param {((resource: string) => string) | null} markerName the marker lock of a Baton
    *   holder, where the lock name is shared with foreign code; null otherwise
+   * @param {object} probe
+   * @param {(error: Error) => void} probe.refused the Locks API refused this context or
+   *   did not answer (called at most once)
+   * @param {() => Promise<Error | null>} probe.run locks-probe.js's probe, made ready to run
    */
-  constructor(locks, lockName, report, counters, markerName = null) {
+  constructor(locks, lockName, report, counters, markerName, probe) {
     this.locks = locks;
     this.lockName = lockName;
     this.report = report;
     this.counters = counters;
     this.markerName = markerName;
+    this.probe = probe;
+    this.probed = false;
+    /** The refusal reported, if any. */
+    this.refusal = null;
+    /** A request of ours was granted: the lock manager works, however late the probe. */
+    this.granted = false;
     /** @type {Map<string, LockRequest>} */
     this.requests = new Map();
     /** Steals waiting for a look at the holder, per resource: a later call supersedes one. */
@@ -62,6 +78,10 @@ export class WebLocks {
    */
   request(resource, mode) {
     if (this.disposed) return;
+    if (!this.probed) {
+      this.probed = true;
+      this.probe.run().then((error) => error && this.refuse(error));
+    }
     this.holderChecks.delete(resource);
     if (mode === 'steal' && this.markerName) this.stealFromBatonOnly(resource);
     else this.issue(resource, mode);
@@ -92,6 +112,7 @@ export class WebLocks {
       }
       req.state = 'held';
       req.controller = null;
+      this.granted = true;
       this.holderChecks.delete(resource); // granted while we looked: no steal needed
       // The hold must exist before the report: stepping the grant may release it at once.
       const hold = new Promise((resolve) => {
@@ -114,6 +135,7 @@ export class WebLocks {
         this.counters.lockErrors += 1;
         this.lastError = error;
         this.report('lock_unavailable', resource);
+        if (isRefusal(error)) this.refuse(error);
       }
     };
 
@@ -199,6 +221,13 @@ export class WebLocks {
         this.release(resource);
         this.report('lock_unavailable', resource);
       });
+  }
+
+  /** Hands the first refusal on (a disposed instance has no one left to tell). */
+  refuse(error) {
+    if (this.disposed || this.refusal || (this.granted && !isRefusal(error))) return;
+    this.refusal = error;
+    this.probe.refused(error);
   }
 
   /** Marks `req` finished and forgets it if it is still the current request. */

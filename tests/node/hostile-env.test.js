@@ -1,17 +1,53 @@
-// Environments that refuse: an opaque origin (a sandboxed iframe) where the BroadcastChannel
-// constructor and localStorage throw SecurityError. Creating a Baton or an elector there must
-// not throw; the tab runs without what it lacks and says so in support().
+// Environments that refuse: an opaque origin (a sandboxed iframe, a data: or blob: document)
+// has navigator.locks, indexedDB and localStorage, but refuses them with SecurityError; a
+// lock manager may also never answer. Creating a Baton or an elector there must not throw;
+// 'auto' finds the refusal at first use and falls back to what works, an explicit authority
+// is kept and says why it cannot lead, and support() and metrics() name the cause.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createBaton, createLeaderElection } from 'tab-baton';
+import { createBaton, createLeaderElection, load } from 'tab-baton';
 import { createBrowser } from 'tab-baton/testing';
 import { waitFor } from './helpers/tabs.js';
+import { settle, virtualClock } from './helpers/virtual-clock.js';
 
 const denied = () => new DOMException('denied in an opaque origin', 'SecurityError');
 
 /** A tab of `browser` whose BroadcastChannel constructor and localStorage throw. */
 function opaqueTab(browser, id) {
   const env = { ...browser.tab(id), BroadcastChannel: class { constructor() { throw denied(); } } };
+  Object.defineProperty(env, 'localStorage', { get() { throw denied(); }, enumerable: true });
+  return env;
+}
+
+/** navigator.locks as an opaque origin has it: every request and query rejects. */
+const refusingLocks = {
+  request: () => Promise.reject(denied()),
+  query: () => Promise.reject(denied()),
+};
+
+/** indexedDB as an opaque origin has it: open() throws. */
+const refusingIndexedDB = {
+  open() {
+    throw denied();
+  },
+};
+
+/** A lock manager that never answers: requests and queries stay pending for ever. */
+function hangingLocks() {
+  const calls = [];
+  return {
+    calls,
+    request: (name, options) => {
+      calls.push({ name, options });
+      return new Promise(() => {});
+    },
+    query: () => new Promise(() => {}),
+  };
+}
+
+/** A sandboxed iframe's tab: Web Locks, IndexedDB and localStorage refuse; the channel works. */
+function sandboxedTab(browser, id) {
+  const env = { ...browser.tab(id), locks: refusingLocks, indexedDB: refusingIndexedDB, origin: 'null' };
   Object.defineProperty(env, 'localStorage', { get() { throw denied(); }, enumerable: true });
   return env;
 }
@@ -36,4 +72,148 @@ test('a BroadcastChannel constructor and localStorage that throw: nothing throws
     baton.dispose();
     await elector.die();
   }
+});
+
+test("a sandboxed iframe: 'auto' finds Web Locks and IndexedDB refused at first use and leads alone, broadcast only, degraded", async (t) => {
+  const browser = createBrowser();
+  const baton = createBaton({ namespace: 'sandboxed', env: sandboxedTab(browser, 'a') });
+  t.after(() => baton.dispose());
+  const handle = baton.lead('job');
+  assert.equal(baton.support().webLocks, true, 'present: nothing is refused before the first use');
+  await waitFor(() => handle.state() === 'leader');
+
+  const support = baton.support();
+  assert.equal(support.webLocks, false, 'refused: not usable');
+  assert.equal(support.indexedDB, false, 'refused: not usable');
+  assert.equal(support.localStorage, false);
+  assert.equal(support.authority, 'broadcast');
+  assert.equal(support.mode, 'broadcast');
+  assert.equal(support.degraded, true);
+  assert.equal(support.degradedReason, 'web-locks-refused:SecurityError');
+  assert.match(support.reason, /navigator\.locks refused \(SecurityError\)/);
+  assert.match(support.reason, /indexedDB refused \(SecurityError\)/);
+  assert.match(support.reason, /: broadcast only; alone: an opaque origin shares its BroadcastChannel with no other tab$/);
+
+  const metrics = baton.metrics();
+  assert.equal(metrics.mode, 'broadcast');
+  assert.equal(metrics.degraded, true);
+  assert.equal(metrics.degradedReason, 'web-locks-refused:SecurityError');
+  assert.equal(metrics.glue.authorityFallbacks, 1, 'one fallback: straight to broadcast, IndexedDB having refused too');
+  assert.equal(metrics.generation, 2, 'the fallback runs as a new generation');
+
+  // No store vouches for the epoch: the effect is refused, not run.
+  await assert.rejects(handle.fenced(() => 'ran'), { code: 'EPOCH_NOT_DURABLE' });
+});
+
+test("Web Locks refused, IndexedDB working: 'auto' falls back to the lease, which still excludes a second leader", async (t) => {
+  const browser = createBrowser();
+  const tabs = ['a', 'b'].map((id) => {
+    const baton = createBaton({ namespace: 'no-locks', id, env: { ...browser.tab(id), locks: refusingLocks } });
+    t.after(() => baton.dispose());
+    return { baton, handle: baton.lead('job') };
+  });
+  await waitFor(() => tabs.some((tab) => tab.handle.state() === 'leader') && tabs.every((tab) => tab.handle.leader()));
+  for (const { baton } of tabs) {
+    const support = baton.support();
+    assert.deepEqual([support.authority, support.mode, support.webLocks, support.indexedDB], ['lease', 'lease', false, true]);
+    assert.equal(support.degradedReason, 'web-locks-refused:SecurityError');
+    assert.match(support.reason, /^navigator\.locks refused \(SecurityError\): an IndexedDB lease$/);
+    assert.equal(baton.metrics().glue.authorityFallbacks, 1);
+  }
+  assert.equal(tabs.filter((tab) => tab.handle.state() === 'leader').length, 1, 'one leader');
+  const leader = tabs.find((tab) => tab.handle.state() === 'leader');
+  // The lease's epochs are committed in IndexedDB: fenced effects run.
+  assert.equal(await leader.handle.fenced((token) => token.epoch), leader.handle.token().epoch);
+});
+
+test("an explicit 'web-locks' that is refused is kept: the tab does not lead, and says why", async (t) => {
+  const browser = createBrowser();
+  const baton = createBaton({ namespace: 'explicit', authority: 'web-locks', env: { ...browser.tab('a'), locks: refusingLocks } });
+  t.after(() => baton.dispose());
+  const handle = baton.lead('job');
+  await waitFor(() => baton.metrics().degraded);
+  const support = baton.support();
+  assert.deepEqual([support.authority, support.mode, support.webLocks], ['web-locks', 'web-locks', false]);
+  assert.equal(support.degradedReason, 'web-locks-refused:SecurityError');
+  assert.match(support.reason, /"authority" option; navigator\.locks refused \(SecurityError\): kept/);
+  assert.equal(baton.metrics().glue.authorityFallbacks, 0);
+  const errors = baton.metrics().glue.lockErrors;
+  await waitFor(() => baton.metrics().glue.lockErrors > errors, { what: 'the core keeps asking, with backoff' });
+  assert.notEqual(handle.state(), 'leader');
+  await assert.rejects(handle.fenced(() => 'ran'), { code: 'STALE_OWNER' });
+});
+
+test("a lock manager that never answers: 'auto' gives Web Locks up after the probe's deadline and leads (virtual clock)", async (t) => {
+  await load(); // the core loads in real time: have it before time is virtual
+  const clock = virtualClock();
+  const browser = createBrowser();
+  const locks = hangingLocks();
+  const baton = createBaton({ namespace: 'hung-locks', env: { ...browser.tab('a'), locks, ...clock.env() } });
+  t.after(() => baton.dispose());
+  const handle = baton.lead('job');
+  const start = clock.now();
+  for (let i = 0; i < 10_000 && handle.state() !== 'leader'; i += 1) {
+    await settle();
+    if (!clock.step(start + 60_000)) break;
+  }
+  assert.equal(handle.state(), 'leader');
+  assert.ok(locks.calls.some(({ options }) => options.ifAvailable), 'the probe asked with ifAvailable');
+  const support = baton.support();
+  assert.deepEqual([support.authority, support.webLocks, support.degradedReason], ['lease', false, 'web-locks-timeout']);
+  assert.match(support.reason, /^navigator\.locks did not answer: an IndexedDB lease$/);
+  // Not before the probe's deadline (5 s), and soon after it.
+  const elected = baton.log().find((entry) => entry.to === 'leader');
+  assert.ok(elected.at - start >= 5000 && elected.at - start < 7000, `elected ${elected.at - start} ms after start`);
+});
+
+test('a lock manager that answers the probe late is not given up while its requests are granted', async (t) => {
+  // The probe's deadline is only for a manager that never answers: a grant proves it works.
+  await load();
+  const clock = virtualClock();
+  const browser = createBrowser();
+  const tab = browser.tab('a');
+  const locks = {
+    request: (name, options, callback) => (options.ifAvailable ? new Promise(() => {}) : tab.locks.request(name, options, callback)),
+    query: () => tab.locks.query(),
+  };
+  const baton = createBaton({ namespace: 'slow-probe', env: { ...tab, locks, ...clock.env() } });
+  t.after(() => baton.dispose());
+  const handle = baton.lead('job');
+  const start = clock.now();
+  for (let i = 0; i < 10_000 && clock.now() < start + 10_000; i += 1) {
+    await settle();
+    if (!clock.step(start + 10_000)) break;
+  }
+  assert.equal(handle.state(), 'leader');
+  assert.deepEqual([baton.support().mode, baton.support().webLocks, baton.support().degraded], ['web-locks', true, false]);
+});
+
+test("no Web Locks, IndexedDB refused: 'auto' gives the lease up at the first refusal, not after three failures", async (t) => {
+  const browser = createBrowser();
+  const baton = createBaton({ namespace: 'no-idb', env: { ...browser.tab('a'), locks: null, indexedDB: refusingIndexedDB } });
+  t.after(() => baton.dispose());
+  assert.equal(baton.support().authority, 'lease', 'chosen by presence');
+  const handle = baton.lead('job');
+  await waitFor(() => handle.state() === 'leader');
+  const support = baton.support();
+  assert.deepEqual([support.authority, support.mode, support.indexedDB], ['broadcast', 'broadcast', false]);
+  assert.equal(support.degradedReason, 'lease-refused:SecurityError');
+  assert.equal(support.reason, 'indexedDB refused (SecurityError): broadcast only');
+  assert.equal(baton.metrics().glue.authorityFallbacks, 1);
+  // The core's own fallback comes after three failed lease transactions.
+  assert.ok(baton.metrics().glue.leaseFailures <= 1, `at most the first lease try failed (${baton.metrics().glue.leaseFailures})`);
+});
+
+test("an explicit 'lease' whose IndexedDB refuses is kept, and like any failing lease runs broadcast only", async (t) => {
+  const browser = createBrowser();
+  const baton = createBaton({ namespace: 'explicit-lease', authority: 'lease', env: { ...browser.tab('a'), indexedDB: refusingIndexedDB } });
+  t.after(() => baton.dispose());
+  const handle = baton.lead('job');
+  await waitFor(() => handle.state() === 'leader', { timeoutMs: 20000 });
+  const support = baton.support();
+  assert.deepEqual([support.authority, support.mode, support.indexedDB], ['lease', 'broadcast', false]);
+  assert.equal(support.degradedReason, 'lease-refused:SecurityError');
+  assert.equal(support.reason, 'asked for by the "authority" option; indexedDB refused (SecurityError): kept, running broadcast');
+  assert.equal(baton.metrics().glue.authorityFallbacks, 0);
+  await assert.rejects(handle.fenced(() => 'ran'), { code: 'EPOCH_NOT_DURABLE' });
 });
