@@ -31,13 +31,15 @@ export class LeaseAuthority {
   }
 
   /**
-   * Aborts every transaction in flight that has not begun to commit. An aborted one writes
-   * nothing and reports nothing: the caller tells the core (`lease_aborted`).
+   * Aborts every transaction in flight that has not begun to commit, but unread ones (they
+   * wait for nothing). An aborted one writes nothing and reports nothing: the caller tells
+   * the core (`lease_aborted`).
    * @returns {string[]} the resources whose transaction was aborted
    */
   abortAll() {
     const aborted = [];
     for (const run of this.running) {
+      if (run.unread) continue;
       try {
         run.tx?.abort();
         run.aborted = true;
@@ -66,7 +68,7 @@ export class LeaseAuthority {
     let stored = null;
     let wrote = null;
     // Not begun yet when aborted: its body aborts it at once.
-    const run = { resource, tx: null, aborted: false };
+    const run = { resource, unread, tx: null, aborted: false };
     this.running.add(run);
     return this.database
       .readwrite(['leases', 'epochs'], ({ leases, epochs }, tx) => {

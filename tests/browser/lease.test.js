@@ -7,8 +7,9 @@
 // - Frozen silently (the page's lifecycle events never reach Baton): another tab takes the
 //   record over once the leader is silent; at the thaw the old leader steps down, and no
 //   two tabs ever lead with the same epoch.
-// - Closed (pagehide): the leader releases its record without reading it; the successor
-//   named in the goodbye takes it on its first try, with the next epoch.
+// - Closed (pagehide), also with its renewal in flight (aborted first): the leader releases
+//   its record without reading it; the next tab takes it on its first try, with the next
+//   epoch.
 // Everything waits for state; nothing asserts a time.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -58,18 +59,40 @@ function termCause(s, epoch) {
 }
 
 describe('lease: a leader that closes (headless Chromium)', { timeout: 120000 }, () => {
-  it('closed: the successor named in the goodbye takes the released record on its first try', async () => {
+  it('closed: the released record is taken on the first try after the goodbye', async () => {
     const tabs = await openTabs('lease-close');
     try {
       const first = await waitForOneLeader(tabs);
       const old = tabs.find((t) => t.id === first.id);
       const others = tabs.filter((t) => t !== old);
+      const closedAt = Date.now(); // the pages' log times are this machine's wall clock too
       await closeTab(old);
       const next = await waitForOneLeader(others, { aboveEpoch: first.token.epoch, what: 'the successor' });
       assert.equal(next.token.epoch, first.token.epoch + 1, 'the next epoch');
-      assert.equal(termCause(next, next.token.epoch), 'leader-goodbye', `${next.id} took over as the successor named in the goodbye`);
-      const tries = next.log.filter((t) => t.to === 'candidate' && t.reason === 'leader-goodbye');
-      assert.equal(tries.length, 1, `one try on the goodbye, not a lost one first: ${JSON.stringify(next.log.slice(-4))}`);
+      // The successor the goodbye names tries at once; the other tab may try too (its copy of
+      // the record is old) and win. Either way the record was released: no try lost to it.
+      assert.ok(['leader-goodbye', 'lease-acquired'].includes(termCause(next, next.token.epoch)));
+      const lost = next.log.filter((t) => t.at >= closedAt && t.reason === 'lease-lost');
+      assert.deepEqual(lost, [], `${next.id} took the record on its first try`);
+    } finally {
+      for (const tab of tabs) await closeTab(tab).catch(() => {});
+    }
+  });
+
+  it('closed with its renewal in flight: pagehide aborts it and still releases the record', async () => {
+    const tabs = await openTabs('lease-close-in-flight');
+    try {
+      const first = await waitForOneLeader(tabs);
+      const old = tabs.find((t) => t.id === first.id);
+      const others = tabs.filter((t) => t !== old);
+      await old.page.evaluate(() => window.__tab.holdLeaseTransaction());
+      await waitFor(async () => (await snap(old)).held, { what: 'the renewal held open', ...WAIT });
+      const closedAt = Date.now();
+      await closeTab(old);
+      const next = await waitForOneLeader(others, { aboveEpoch: first.token.epoch, what: 'the successor' });
+      assert.equal(next.token.epoch, first.token.epoch + 1, 'the next epoch');
+      const lost = next.log.filter((t) => t.at >= closedAt && t.reason === 'lease-lost');
+      assert.deepEqual(lost, [], `${next.id} took the record on its first try`);
     } finally {
       for (const tab of tabs) await closeTab(tab).catch(() => {});
     }

@@ -113,12 +113,13 @@ void Node::Lease::contest(Node& n, Resource& r, double now, Effects& out) const 
 // page would hold the store until the page is torn down. While its term is valid, no other
 // tab can have taken the record (its takeover time is later), so the record in the store is
 // the one this term wrote: the release writes its expired copy without reading, and the
-// successor takes it at once.
+// successor takes it at once. It replaces a renewal in flight, which the glue's pagehide
+// handler aborts (on_lease_aborted).
 void Node::Lease::release(Node& n, Resource& r, double now, Effects& out) const {
-  if (r.lease_op != LeaseOp::none) {
+  if (n.lifecycle_ == Lifecycle::closing && now < r.lease_valid_until_ms) {
+    n.start_lease(r, LeaseOp::release_unread, now, out);
+  } else if (r.lease_op != LeaseOp::none) {
     r.lease_op = LeaseOp::release;  // the in-flight one releases instead
-  } else if (n.lifecycle_ == Lifecycle::closing) {
-    if (now < r.lease_valid_until_ms) n.start_lease(r, LeaseOp::release_unread, now, out);
   } else if (n.may_start_lease(now) && !n.message_step_) {
     n.start_lease(r, LeaseOp::release, now, out);
   }
@@ -315,12 +316,14 @@ void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effe
   trigger(r, now);
 }
 
-// The glue aborted the transaction in the page's freeze handler: an uncommitted read-write
-// transaction of a frozen page would hold the store, and no other tab could take over
-// until it thaws. An aborted transaction wrote nothing, and the store did not fail: the
-// attempt just ends, with no backoff and nothing degraded.
+// The glue aborted the transaction in the page's freeze or pagehide handler, after this
+// node stepped the freeze or the close: an uncommitted read-write transaction of a frozen
+// or closing page would hold the store, and no other tab could take over until it thaws or
+// is torn down. An aborted transaction wrote nothing, and the store did not fail: the
+// attempt just ends, with no backoff and nothing degraded. An unread release is never
+// aborted (it waits for nothing): the abort was of the renewal it replaced.
 void Node::on_lease_aborted(Resource& r, double now) {
-  if (r.lease_op == LeaseOp::none) return;
+  if (r.lease_op == LeaseOp::none || r.lease_op == LeaseOp::release_unread) return;
   r.lease_op = LeaseOp::none;
   if (r.left) {
     ResourceName name = r.name;  // r is gone once erased
