@@ -217,3 +217,39 @@ test("an explicit 'lease' whose IndexedDB refuses is kept, and like any failing 
   assert.equal(baton.metrics().glue.authorityFallbacks, 0);
   await assert.rejects(handle.fenced(() => 'ran'), { code: 'EPOCH_NOT_DURABLE' });
 });
+
+test('IndexedDB refused where Web Locks work: the tab leads by lock, its epochs are not durable and it says so', async (t) => {
+  const browser = createBrowser();
+  const baton = createBaton({ namespace: 'locks-no-idb', env: { ...browser.tab('a'), indexedDB: refusingIndexedDB } });
+  t.after(() => baton.dispose());
+  const handle = baton.lead('job');
+  await waitFor(() => handle.state() === 'leader');
+  const support = baton.support();
+  assert.deepEqual([support.authority, support.mode, support.webLocks, support.indexedDB], ['web-locks', 'web-locks', true, false]);
+  assert.equal(support.degradedReason, 'storage-failed:SecurityError');
+  assert.equal(support.reason, 'navigator.locks is available', 'the authority did not change');
+  assert.equal(baton.metrics().glue.authorityFallbacks, 0);
+  await assert.rejects(handle.fenced(() => 'ran'), { code: 'EPOCH_NOT_DURABLE' });
+});
+
+test('a prerendering page: the browser defers its lock requests on purpose, so the probe waits for activation (virtual clock)', async (t) => {
+  await load();
+  const clock = virtualClock();
+  const browser = createBrowser();
+  const document = Object.assign(new EventTarget(), { prerendering: true, visibilityState: 'hidden' });
+  const baton = createBaton({ namespace: 'prerender', env: { ...browser.tab('a'), locks: hangingLocks(), document, ...clock.env() } });
+  t.after(() => baton.dispose());
+  baton.lead('job');
+  const runFor = async (ms) => {
+    const end = clock.now() + ms;
+    for (let i = 0; i < 10_000; i += 1) {
+      await settle();
+      if (!clock.step(end)) return;
+    }
+  };
+  await runFor(30_000);
+  assert.deepEqual([baton.support().webLocks, baton.support().degraded], [true, false], 'not given up while prerendering');
+  document.prerendering = false; // activated: the requests would now be sent
+  await runFor(6_000);
+  assert.deepEqual([baton.support().webLocks, baton.support().degradedReason], [false, 'web-locks-timeout']);
+});
