@@ -129,12 +129,15 @@ enum class EffectKind : uint8_t {
 struct Effect {
   EffectKind kind = EffectKind::broadcast;
   ResourceName resource;
-  std::vector<uint8_t> bytes;
+  wire::FrameBytes bytes;
   LockMode lock_mode = LockMode::queue;
   uint64_t epoch = 0;
   Reason reason = Reason::none;
   Degraded degraded = Degraded::none;  // elected: why this term's epoch may repeat an earlier one
 };
+
+// What one step asks for, in order.
+using Effects = GrowingArray<Effect>;
 
 struct Transition {
   double at_ms = 0;
@@ -169,7 +172,14 @@ class Node {
  public:
   explicit Node(Config config);
 
-  std::vector<Effect> step(const Event& event);
+  // Steps one event; appends the effects to `out`.
+  void step(const Event& event, Effects& out);
+  // The same, for callers outside the core that keep effects in a std::vector (tests, tools).
+  std::vector<Effect> step(const Event& event) {
+    Effects out;
+    step(event, out);
+    return out;
+  }
   double next_deadline() const;
 
   // Called by the glue inside the lease's read-write transaction with the record read;
@@ -191,7 +201,8 @@ class Node {
   // True once any storage failure was seen; `degradation()` says the latest cause.
   bool degraded() const { return degraded_ != Degraded::none; }
   Degraded degradation() const { return degraded_; }
-  std::vector<ResourceName> resources() const;
+  // The resources joined and not left, in name order.
+  GrowingArray<ResourceName> resources() const;
 
  private:
   enum class LockState : uint8_t { none, queued, held };
@@ -262,8 +273,6 @@ class Node {
     Backoff backoff;
     double backoff_until_ms = 0;
   };
-
-  using Effects = std::vector<Effect>;
 
   // Event handlers. The lock and lease events are handled by the authority's file
   // whichever authority is in use: an answer may arrive after the lease fell back.
