@@ -22,10 +22,10 @@ import { Database, STORAGE_TIMEOUT_MS } from './idb.js';
 import { EpochStore } from './epoch-store.js';
 import { StorageHealth } from './storage-health.js';
 import {
+  aloneNote,
   authorityReason,
   chooseAuthority,
   fallbackAuthority,
-  aloneNote,
   isNodeWithoutEnv,
   randomId,
   randomSeed,
@@ -195,7 +195,7 @@ class Baton {
     this.config = config;
     this.env = env;
     this.requested = requested;
-    /** The authority chosen: at creation, or the one 'auto' fell back to (see fallBack). */
+    /** The authority chosen: at creation, or the one 'auto' fell back to (authorityRefused). */
     this.authority = authority;
     this.reason = reason;
     /** What refused this context for good, and how: 'web-locks' or 'lease' (IndexedDB) -> error. */
