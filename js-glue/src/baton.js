@@ -277,14 +277,14 @@ class Baton {
   }
 
   /**
-   * The authority in use refused this context. 'auto' gives it up for the next one (the
-   * lease, then broadcast only) in a new generation, which joins every resource again;
-   * an explicit authority is kept, and the Baton stays degraded saying why.
+   * The authority in use refused this context. 'auto' gives it up for the next one (see
+   * fallbackAuthority) in a new generation, which joins every resource again; an explicit
+   * authority is kept, and the Baton stays degraded saying why.
    */
   authorityRefused(authority, error) {
     this.refusal ??= { authority, error };
     if (this.requested !== 'auto') return;
-    this.authority = fallbackAuthority(this.env, authority, this.refused.has('lease'));
+    this.authority = fallbackAuthority(this.env, authority, error, this.refused.has('lease'));
     this.counters.authorityFallbacks += 1;
     if (this.suspended) return; // pageshow starts the next generation with it
     this.retireRuntime();

@@ -143,7 +143,7 @@ test("an explicit 'web-locks' that is refused is kept: the tab does not lead, an
   await assert.rejects(handle.fenced(() => 'ran'), { code: 'STALE_OWNER' });
 });
 
-test("a lock manager that never answers: 'auto' gives Web Locks up after the probe's deadline and leads (virtual clock)", async (t) => {
+test("a lock manager that never answers: 'auto' gives Web Locks up after the probe's deadline for broadcast only and leads (virtual clock)", async (t) => {
   await load(); // the core loads in real time: have it before time is virtual
   const clock = virtualClock();
   const browser = createBrowser();
@@ -159,8 +159,10 @@ test("a lock manager that never answers: 'auto' gives Web Locks up after the pro
   assert.equal(handle.state(), 'leader');
   assert.ok(locks.calls.some(({ options }) => options.ifAvailable), 'the probe asked with ifAvailable');
   const support = baton.support();
-  assert.deepEqual([support.authority, support.webLocks, support.degradedReason], ['lease', false, 'web-locks-timeout']);
-  assert.match(support.reason, /^navigator\.locks did not answer: an IndexedDB lease$/);
+  assert.deepEqual([support.authority, support.mode, support.webLocks, support.degradedReason], ['broadcast', 'broadcast', false, 'web-locks-timeout']);
+  assert.equal(support.reason, 'navigator.locks did not answer: broadcast only');
+  // IndexedDB works: the epoch was committed there.
+  assert.equal(await handle.fenced((token) => token.epoch), handle.token().epoch);
   // Not before the probe's deadline (5 s), and soon after it.
   const elected = baton.log().find((entry) => entry.to === 'leader');
   assert.ok(elected.at - start >= 5000 && elected.at - start < 7000, `elected ${elected.at - start} ms after start`);
@@ -252,4 +254,53 @@ test('a prerendering page: the browser defers its lock requests on purpose, so t
   document.prerendering = false; // activated: the requests would now be sent
   await runFor(6_000);
   assert.deepEqual([baton.support().webLocks, baton.support().degradedReason], [false, 'web-locks-timeout']);
+});
+
+test('a tab whose lock manager never answers, beside tabs whose Web Locks work: it follows their leader, never leads beside it (virtual clock)', async (t) => {
+  await load();
+  const clock = virtualClock();
+  const browser = createBrowser();
+  const open = (id, locks) => {
+    const baton = createBaton({ namespace: 'hung-beside', id, env: { ...browser.tab(id), ...(locks ? { locks } : {}), ...clock.env() } });
+    t.after(() => baton.dispose());
+    return { id, baton, handle: baton.lead('job') };
+  };
+  const tabs = [open('a'), open('hung', hangingLocks())];
+  // Two leaders at once (virtual ms): a Web Locks tab that joins leads by its lock at once, and
+  // the broadcast-only tab yields when that claim arrives.
+  let overlapSince = null;
+  let longestOverlapMs = 0;
+  const runFor = async (ms, until = () => false) => {
+    const end = clock.now() + ms;
+    for (let i = 0; i < 20_000 && !until(); i += 1) {
+      await settle();
+      const two = tabs.filter((tab) => !tab.gone && tab.handle.state() === 'leader').length > 1;
+      if (two) overlapSince ??= clock.now();
+      else if (overlapSince !== null) {
+        longestOverlapMs = Math.max(longestOverlapMs, clock.now() - overlapSince);
+        overlapSince = null;
+      }
+      if (!clock.step(end)) return;
+    }
+  };
+  await runFor(20_000);
+  const [a, hung] = tabs;
+  assert.equal(hung.baton.support().mode, 'broadcast', 'the hung tab gave Web Locks up');
+  assert.deepEqual([a.handle.state(), hung.handle.state(), hung.handle.leader()?.id], ['leader', 'follower', 'a']);
+
+  // The Web Locks leader leaves: the hung tab takes over; a new Web Locks tab then leads, and
+  // the hung tab follows it.
+  a.baton.dispose();
+  a.gone = true;
+  await runFor(20_000, () => hung.handle.state() === 'leader');
+  assert.equal(hung.handle.state(), 'leader');
+  const c = open('c');
+  tabs.push(c);
+  await runFor(20_000);
+  assert.deepEqual([c.handle.state(), hung.handle.state(), hung.handle.leader()?.id], ['leader', 'follower', 'c']);
+  await runFor(1000);
+  assert.equal(overlapSince, null, 'no overlap left');
+  // No timer of the election is shorter than 150 ms (the hello window, the rank stagger): an
+  // overlap shorter than that ended by a claim's delivery.
+  assert.ok(longestOverlapMs < 150, `two leaders only until a claim is delivered (${longestOverlapMs} ms)`);
 });
