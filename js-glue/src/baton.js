@@ -94,7 +94,7 @@ const handles = new WeakMap();
  * @param {object} options see index.d.ts (`BatonOptions`)
  */
 export function createBaton(options) {
-  return makeBaton('createBaton', options, null);
+  return makeBaton('createBaton', options, null, true);
 }
 
 /**
@@ -106,11 +106,11 @@ export function createBaton(options) {
  * @param {object} options as for createBaton
  * @param {(resource: string) => string} lockName
  */
-export function createBatonWithLockName(where, options, lockName) {
-  return makeBaton(where, options, lockName);
+export function createBatonWithLockName(where, options, lockName, { leaseFallback = true } = {}) {
+  return makeBaton(where, options, lockName, leaseFallback);
 }
 
-function makeBaton(where, options, lockName) {
+function makeBaton(where, options, lockName, leaseFallback) {
   const o = optionsObject(where, 'options', options, BATON_OPTIONS);
   const namespace = stringOption(where, o, 'namespace', { required: true, maxBytes: NAMESPACE_BYTES });
   const protocolVersion = numberOption(where, o, 'protocolVersion', { fallback: 1, integer: true });
@@ -141,6 +141,7 @@ function makeBaton(where, options, lockName) {
     config: { id, appVersion, capabilities, heartbeatMs, suspectMs, leaseMs, seed },
     env,
     requested,
+    leaseFallback,
     authority,
     reason,
     names: lockNames(namesFor(namespace, protocolVersion), lockName),
@@ -191,10 +192,12 @@ function warnOnceInNode(message) {
 }
 
 class Baton {
-  constructor({ config, env, requested, authority, reason, names }) {
+  constructor({ config, env, requested, leaseFallback, authority, reason, names }) {
     this.config = config;
     this.env = env;
     this.requested = requested;
+    /** Whether 'auto' may fall back from refused Web Locks to the lease (not for awaforge). */
+    this.leaseFallback = leaseFallback;
     /** The authority chosen: at creation, or the one 'auto' fell back to (authorityRefused). */
     this.authority = authority;
     this.reason = reason;
@@ -284,7 +287,7 @@ class Baton {
   authorityRefused(authority, error) {
     this.refusal ??= { authority, error };
     if (this.requested !== 'auto') return;
-    this.authority = fallbackAuthority(this.env, authority, error, this.refused.has('lease'));
+    this.authority = fallbackAuthority(this.env, authority, error, this.leaseFallback && !this.refused.has('lease'));
     this.counters.authorityFallbacks += 1;
     if (this.suspended) return; // pageshow starts the next generation with it
     this.retireRuntime();

@@ -5,7 +5,7 @@
 // is kept and says why it cannot lead, and support() and metrics() name the cause.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createBaton, createLeaderElection, load } from 'tab-baton';
+import { __internal, createBaton, createLeaderElection, leaderElection, load } from 'tab-baton';
 import { createBrowser } from 'tab-baton/testing';
 import { waitFor } from './helpers/tabs.js';
 import { settle, virtualClock } from './helpers/virtual-clock.js';
@@ -303,4 +303,13 @@ test('a tab whose lock manager never answers, beside tabs whose Web Locks work: 
   // No timer of the election is shorter than 150 ms (the hello window, the rank stagger): an
   // overlap shorter than that ended by a claim's delivery.
   assert.ok(longestOverlapMs < 150, `two leaders only until a claim is delivered (${longestOverlapMs} ms)`);
+});
+
+test("awaforge's leaderElection where Web Locks refuse: its documented fallback, broadcast only, never the lease", async (t) => {
+  const browser = createBrowser();
+  const election = leaderElection.create({ channel: 'awa-refused', env: { ...browser.tab('a'), locks: refusingLocks } });
+  t.after(() => election.dispose());
+  await waitFor(() => election.isLeader());
+  const metrics = __internal.metricsOf(election);
+  assert.deepEqual([metrics.mode, metrics.degradedReason, metrics.glue.authorityFallbacks], ['broadcast', 'web-locks-refused:SecurityError', 1]);
 });
