@@ -59,10 +59,11 @@ export class Runtime {
    * @param {(effect: import('./core.js').Effect) => void} deps.notify elected/deposed/leader-changed
    * @param {(error: Error) => void} deps.locksRefused navigator.locks refused this context or
    *   did not answer (see locks-probe.js)
+   * @param {() => void} deps.locksAnswered navigator.locks granted a request after all
    * @param {'active'|'hidden'|'frozen'|'restored'} deps.lifecycle the state to start in
    * @param {boolean} deps.online
    */
-  constructor({ config, generation, authority, env, names, storage, counters, notify, locksRefused, lifecycle, online }) {
+  constructor({ config, generation, authority, env, names, storage, counters, notify, locksRefused, locksAnswered, lifecycle, online }) {
     this.env = env;
     this.counters = counters;
     this.notify = notify;
@@ -108,6 +109,7 @@ export class Runtime {
     };
     const probe = {
       refused: locksRefused,
+      answered: locksAnswered,
       run: () =>
         probeLocks({
           locks: env.locks,

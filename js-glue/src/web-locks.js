@@ -50,6 +50,8 @@ export class WebLocks {
    * @param {object} probe
    * @param {(error: Error) => void} probe.refused the Locks API refused this context or
    *   did not answer (called at most once)
+   * @param {() => void} probe.answered a request was granted after `refused` said that the
+   *   lock manager did not answer
    * @param {() => Promise<Error | null>} probe.run locks-probe.js's probe, made ready to run
    */
   constructor(locks, lockName, report, counters, markerName, probe) {
@@ -113,6 +115,10 @@ export class WebLocks {
       req.state = 'held';
       req.controller = null;
       this.granted = true;
+      if (this.refusal && !isRefusal(this.refusal)) {
+        this.refusal = null;
+        this.probe.answered();
+      }
       this.holderChecks.delete(resource); // granted while we looked: no steal needed
       // The hold must exist before the report: stepping the grant may release it at once.
       const hold = new Promise((resolve) => {
