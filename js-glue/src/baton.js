@@ -280,8 +280,9 @@ class Baton {
   }
 
   /**
-   * An explicit 'web-locks' whose lock manager did not answer in time granted a lock after
-   * all: it works, slowly. ('auto' gave it up at the timeout; that runtime no longer reports.)
+   * An explicit 'web-locks' whose lock manager did not answer in time, or kept failing,
+   * granted a lock after all: it works. ('auto' gave it up then; that runtime no longer
+   * reports.)
    */
   locksAnswered() {
     if (this.refusal?.authority !== 'web-locks') return;

@@ -349,3 +349,22 @@ test("an explicit 'web-locks' whose lock manager is late: degraded from the prob
   assert.equal(handle.state(), 'leader');
   assert.deepEqual([baton.support().webLocks, baton.support().degraded, baton.support().reason], [true, false, 'asked for by the "authority" option']);
 });
+
+test("a navigator.locks whose requests throw (a broken implementation): 'auto' gives it up after three failures in a row, for broadcast only", async (t) => {
+  const browser = createBrowser();
+  const locks = {
+    request(name, options, callback) {
+      if (options.ifAvailable) return browser.tab('probe-answers').locks.request(name, options, callback);
+      throw new TypeError('locks.request is not implemented');
+    },
+  };
+  const baton = createBaton({ namespace: 'throwing-locks', env: { ...browser.tab('a'), locks } });
+  t.after(() => baton.dispose());
+  const handle = baton.lead('job');
+  await waitFor(() => handle.state() === 'leader');
+  const { support, metrics } = { support: baton.support(), metrics: baton.metrics() };
+  assert.deepEqual([support.authority, support.mode, support.webLocks], ['broadcast', 'broadcast', false]);
+  assert.equal(support.degradedReason, 'web-locks-refused:TypeError');
+  assert.equal(support.reason, 'navigator.locks refused (TypeError): broadcast only');
+  assert.equal(metrics.glue.lockErrors, 3, 'given up at the third failure in a row');
+});
