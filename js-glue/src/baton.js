@@ -22,10 +22,10 @@ import { Database, STORAGE_TIMEOUT_MS } from './idb.js';
 import { EpochStore } from './epoch-store.js';
 import { StorageHealth } from './storage-health.js';
 import {
+  aloneNote,
   authorityReason,
   chooseAuthority,
   fallbackAuthority,
-  aloneNote,
   isNodeWithoutEnv,
   randomId,
   randomSeed,
@@ -94,7 +94,7 @@ const handles = new WeakMap();
  * @param {object} options see index.d.ts (`BatonOptions`)
  */
 export function createBaton(options) {
-  return makeBaton('createBaton', options, null);
+  return makeBaton('createBaton', options, null, true);
 }
 
 /**
@@ -106,11 +106,11 @@ export function createBaton(options) {
  * @param {object} options as for createBaton
  * @param {(resource: string) => string} lockName
  */
-export function createBatonWithLockName(where, options, lockName) {
-  return makeBaton(where, options, lockName);
+export function createBatonWithLockName(where, options, lockName, { leaseFallback = true } = {}) {
+  return makeBaton(where, options, lockName, leaseFallback);
 }
 
-function makeBaton(where, options, lockName) {
+function makeBaton(where, options, lockName, leaseFallback) {
   const o = optionsObject(where, 'options', options, BATON_OPTIONS);
   const namespace = stringOption(where, o, 'namespace', { required: true, maxBytes: NAMESPACE_BYTES });
   const protocolVersion = numberOption(where, o, 'protocolVersion', { fallback: 1, integer: true });
@@ -141,6 +141,7 @@ function makeBaton(where, options, lockName) {
     config: { id, appVersion, capabilities, heartbeatMs, suspectMs, leaseMs, seed },
     env,
     requested,
+    leaseFallback,
     authority,
     reason,
     names: lockNames(namesFor(namespace, protocolVersion), lockName),
@@ -191,11 +192,13 @@ function warnOnceInNode(message) {
 }
 
 class Baton {
-  constructor({ config, env, requested, authority, reason, names }) {
+  constructor({ config, env, requested, leaseFallback, authority, reason, names }) {
     this.config = config;
     this.env = env;
     this.requested = requested;
-    /** The authority chosen: at creation, or the one 'auto' fell back to (see fallBack). */
+    /** Whether 'auto' may fall back from refused Web Locks to the lease (not for awaforge). */
+    this.leaseFallback = leaseFallback;
+    /** The authority chosen: at creation, or the one 'auto' fell back to (authorityRefused). */
     this.authority = authority;
     this.reason = reason;
     /** What refused this context for good, and how: 'web-locks' or 'lease' (IndexedDB) -> error. */
@@ -277,14 +280,25 @@ class Baton {
   }
 
   /**
-   * The authority in use refused this context. 'auto' gives it up for the next one (the
-   * lease, then broadcast only) in a new generation, which joins every resource again;
-   * an explicit authority is kept, and the Baton stays degraded saying why.
+   * An explicit 'web-locks' whose lock manager did not answer in time, or kept failing,
+   * granted a lock after all: it works. ('auto' gave it up then; that runtime no longer
+   * reports.)
+   */
+  locksAnswered() {
+    if (this.refusal?.authority !== 'web-locks') return;
+    this.refusal = null;
+    this.refused.delete('web-locks');
+  }
+
+  /**
+   * The authority in use refused this context. 'auto' gives it up for the next one (see
+   * fallbackAuthority) in a new generation, which joins every resource again; an explicit
+   * authority is kept, and the Baton stays degraded saying why.
    */
   authorityRefused(authority, error) {
     this.refusal ??= { authority, error };
     if (this.requested !== 'auto') return;
-    this.authority = fallbackAuthority(this.env, authority, this.refused.has('lease'));
+    this.authority = fallbackAuthority(this.env, authority, error, this.leaseFallback && !this.refused.has('lease'));
     this.counters.authorityFallbacks += 1;
     if (this.suspended) return; // pageshow starts the next generation with it
     this.retireRuntime();
@@ -328,6 +342,7 @@ class Baton {
       counters: this.counters,
       notify: (effect) => this.entries.get(effect.resource)?.onEffect(effect),
       locksRefused: (error) => runtime === this.runtime && this.refuse('web-locks', error),
+      locksAnswered: () => runtime === this.runtime && this.locksAnswered(),
       lifecycle: this.lifecycleState,
       online: this.watch.online(),
     });

@@ -165,15 +165,20 @@ export function aloneNote(env, authority) {
 }
 
 /**
- * The authority an 'auto' Baton falls back to when `from` refused this context: the lease
- * while IndexedDB has not refused too, else broadcast only.
+ * The authority an 'auto' Baton falls back to when `from` refused this context. Web Locks
+ * refused with a SecurityError: the lease, where IndexedDB has not refused too (the browser
+ * refuses the page's storage as a whole, so every tab that shares it falls back alike). Web Locks
+ * that did not answer: broadcast only, since the other tabs' lock managers may well answer,
+ * and a lease would not exclude their Web Locks leader, while a broadcast-only tab follows
+ * it. Else broadcast only.
  * @param {Env} env
  * @param {'web-locks'|'lease'} from
- * @param {boolean} indexedDBRefused
+ * @param {Error} error the refusal
+ * @param {boolean} leaseAllowed IndexedDB has not refused, and the API allows a lease
  * @returns {'lease'|'broadcast'}
  */
-export function fallbackAuthority(env, from, indexedDBRefused) {
-  return from === 'web-locks' && env.indexedDB && !indexedDBRefused ? 'lease' : 'broadcast';
+export function fallbackAuthority(env, from, error, leaseAllowed) {
+  return from === 'web-locks' && isRefusal(error) && env.indexedDB && leaseAllowed ? 'lease' : 'broadcast';
 }
 
 const API_NAMES = { 'web-locks': 'navigator.locks', lease: 'indexedDB' };

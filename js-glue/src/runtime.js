@@ -57,12 +57,13 @@ export class Runtime {
    * @param {import('./storage-health.js').StorageHealth} deps.storage.health
    * @param {Record<string, number>} deps.counters glue counters, shared across generations
    * @param {(effect: import('./core.js').Effect) => void} deps.notify elected/deposed/leader-changed
-   * @param {(error: Error) => void} deps.locksRefused navigator.locks refused this context or
-   *   did not answer (see locks-probe.js)
+   * @param {(error: Error) => void} deps.locksRefused navigator.locks refused this context, kept
+   *   failing or did not answer (see web-locks.js)
+   * @param {() => void} deps.locksAnswered navigator.locks granted a request after all
    * @param {'active'|'hidden'|'frozen'|'restored'} deps.lifecycle the state to start in
    * @param {boolean} deps.online
    */
-  constructor({ config, generation, authority, env, names, storage, counters, notify, locksRefused, lifecycle, online }) {
+  constructor({ config, generation, authority, env, names, storage, counters, notify, locksRefused, locksAnswered, lifecycle, online }) {
     this.env = env;
     this.counters = counters;
     this.notify = notify;
@@ -108,6 +109,7 @@ export class Runtime {
     };
     const probe = {
       refused: locksRefused,
+      answered: locksAnswered,
       run: () =>
         probeLocks({
           locks: env.locks,

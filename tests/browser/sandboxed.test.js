@@ -151,7 +151,7 @@ describe('a sandboxed srcdoc iframe with the packed package', { timeout: 120000 
   });
 
   // The deadline itself is checked on a virtual clock in tests/node/hostile-env.test.js.
-  it("a page whose navigator.locks never answers: 'auto' gives Web Locks up after the probe's deadline and leads by lease", async () => {
+  it("a page whose navigator.locks never answers: 'auto' gives Web Locks up after the probe's deadline and leads broadcast only", async () => {
     const tab = await browser.openTab(server.url);
     const snap = await tab.page.evaluate(async (packageUrl) => {
       // The lock manager of this page never grants and never rejects.
@@ -163,10 +163,10 @@ describe('a sandboxed srcdoc iframe with the packed package', { timeout: 120000 
       await new Promise((resolve) => handle.onChange((change) => change.type === 'elected' && resolve()));
       return { support: baton.support(), fenced: await handle.fenced(() => 'ran').catch((error) => error.code) };
     }, `${server.url}tab-baton/dist/index.js`);
-    assert.deepEqual([snap.support.authority, snap.support.mode, snap.support.webLocks], ['lease', 'lease', false]);
+    assert.deepEqual([snap.support.authority, snap.support.mode, snap.support.webLocks], ['broadcast', 'broadcast', false]);
     assert.equal(snap.support.degradedReason, 'web-locks-timeout');
-    assert.equal(snap.support.reason, 'navigator.locks did not answer: an IndexedDB lease');
-    assert.equal(snap.fenced, 'ran', 'the lease commits its epochs in IndexedDB');
+    assert.equal(snap.support.reason, 'navigator.locks did not answer: broadcast only');
+    assert.equal(snap.fenced, 'ran', 'the epoch is committed in IndexedDB');
     await tab.page.close();
   });
 
