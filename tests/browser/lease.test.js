@@ -19,17 +19,21 @@ import { uniqueNs, waitFor } from './demo-helpers.js';
 
 // Long enough that a busy 2-core machine does not make a live leader look stalled.
 const TIMINGS = 'heartbeatMs=250&suspectMs=1500&leaseMs=3000';
+// Close tests: slower renewals, so that the term is still valid when the page closes (a held
+// renewal and the close command can take a while on a loaded machine); a term in doubt
+// releases nothing (scenario lease_close_in_doubt.txt).
+const CLOSE_TIMINGS = 'heartbeatMs=500&suspectMs=6000&leaseMs=12000';
 // Generous: a loaded machine runs the renderers late; the waits end as soon as the state shows.
 const WAIT = { timeoutMs: 30000 };
 
 const fixture = useBrowserFixture();
 const snap = (tab) => tab.page.evaluate(() => window.__tab.snapshot());
 
-async function openTabs(label, query = '') {
+async function openTabs(label, query = '', timings = TIMINGS) {
   const ns = uniqueNs(label);
   const tabs = [];
   for (const id of ['a', 'b', 'c']) {
-    const tab = await fixture.openTestPage(`lease-tab.html?ns=${ns}&id=${id}&${TIMINGS}${query}`);
+    const tab = await fixture.openTestPage(`lease-tab.html?ns=${ns}&id=${id}&${timings}${query}`);
     tab.id = id;
     await waitFor(() => tab.page.evaluate(() => Boolean(window.__tab)), { what: `${id} ready`, ...WAIT });
     tabs.push(tab);
@@ -60,7 +64,7 @@ function termCause(s, epoch) {
 
 describe('lease: a leader that closes (headless Chromium)', { timeout: 120000 }, () => {
   it('closed: the released record is taken on the first try after the goodbye', async () => {
-    const tabs = await openTabs('lease-close');
+    const tabs = await openTabs('lease-close', '', CLOSE_TIMINGS);
     try {
       const first = await waitForOneLeader(tabs);
       const old = tabs.find((t) => t.id === first.id);
@@ -80,7 +84,7 @@ describe('lease: a leader that closes (headless Chromium)', { timeout: 120000 },
   });
 
   it('closed with its renewal in flight: pagehide aborts it and still releases the record', async () => {
-    const tabs = await openTabs('lease-close-in-flight');
+    const tabs = await openTabs('lease-close-in-flight', '', CLOSE_TIMINGS);
     try {
       const first = await waitForOneLeader(tabs);
       const old = tabs.find((t) => t.id === first.id);
