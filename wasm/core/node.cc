@@ -168,6 +168,7 @@ void Node::handle_clock(double now) {
     shift(expected_tick_ms_);
     shift(heartbeat_due_ms_);
     shift(presence_due_ms_);
+    shift(last_answer_ms_);
     presence_.shift(delta);
     for (auto& [name, r] : resources_) {
       shift(r.wake_ms);
@@ -175,6 +176,7 @@ void Node::handle_clock(double now) {
       shift(r.leader_since_ms);
       shift(r.leaderless_since_ms);
       shift(r.claimant_since_ms);
+      shift(r.named_ms);
       shift(r.disowned_ms);
       if (r.abdicate_asked_ms >= 0) shift(r.abdicate_asked_ms);
       if (r.steal_announced_ms >= 0) shift(r.steal_announced_ms);
