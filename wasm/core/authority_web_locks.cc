@@ -44,8 +44,7 @@ void Node::WebLocks::campaign(Node& n, Resource& r, double now, Effects& out) co
   // known (it said goodbye, or none was heard yet), the lock queue gets a full suspect
   // timeout to hand over before anyone steals.
   const Config& c = n.config_;
-  double last_progress = leader ? std::max(leader->last_progress_ms, r.queued_ms)
-                                : std::max(r.queued_ms, r.leaderless_since_ms);
+  double last_progress = leader ? std::max(n.leader_progress_ms(r), r.queued_ms) : n.waiting_since_ms(r);
   double steal_after = last_progress + c.suspect_ms + pos * c.rank_stagger_ms;
   // The silent leader this tab asked to abdicate answered with a goodbye naming this tab,
   // and gave the lock to the head of the queue instead. A live head claims the term as
