@@ -35,7 +35,10 @@ void Node::WebLocks::campaign(Node& n, Resource& r, double now, Effects& out) co
   // A hidden leader is replaced at once by the best visible tab, but only once it showed
   // progress since this tab began to follow it: one frame (a replay of a leader long
   // gone, heard by a tab that just opened) must not take the lock from whoever holds it.
-  bool hidden_leader = leader && leader->lifecycle == Lifecycle::hidden && leader->last_progress_ms > r.leader_since_ms;
+  // Nor since another tab claimed a newer term: the lock may have moved (the leader
+  // crashed, or lost it), and that claim is not trusted before the leader falls silent.
+  bool hidden_leader = leader && leader->lifecycle == Lifecycle::hidden &&
+                       leader->last_progress_ms > std::max(r.leader_since_ms, r.newer_claim_ms);
   if (hidden_leader && r.policy.prefer_visible && n.lifecycle_ == Lifecycle::active && pos == 0) {
     n.steal(r, out);
     return;

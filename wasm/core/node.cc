@@ -174,6 +174,7 @@ void Node::handle_clock(double now) {
       shift(r.wake_ms);
       shift(r.queued_ms);
       shift(r.leader_since_ms);
+      shift(r.newer_claim_ms);
       shift(r.leaderless_since_ms);
       shift(r.claimant_since_ms);
       shift(r.named_ms);

@@ -237,6 +237,9 @@ class Node {
     TabId leader;
     uint64_t leader_epoch = 0;
     double leader_since_ms = 0;
+    // When another tab that makes progress claimed a newer term than the known leader's,
+    // and this tab did not follow it (WebLocks::campaign).
+    double newer_claim_ms = -kNever;
     // Web Locks.
     LockState lock = LockState::none;
     double queued_ms = 0;
