@@ -49,22 +49,15 @@ void Node::WebLocks::campaign(Node& n, Resource& r, double now, Effects& out) co
   const Config& c = n.config_;
   double last_progress = leader ? std::max(n.leader_progress_ms(r), r.queued_ms) : n.waiting_since_ms(r);
   double steal_after = last_progress + c.suspect_ms + pos * c.rank_stagger_ms;
-  // The silent leader this tab asked to abdicate answered with a goodbye naming this tab,
-  // and gave the lock to the head of the queue instead. A live head claims the term as
-  // soon as its epoch is allocated; if none did by the end of the grace, the head is
-  // frozen or gone too, and a second suspect timeout of waiting for it would double the
-  // takeover: steal as planned (a head still allocating its epoch loses its candidacy).
-  bool answered = r.leader.empty() && r.abdicate_asked_ms >= 0 && r.named_successor &&
-                  r.named_ms >= r.abdicate_asked_ms;
-  if (answered) steal_after = std::min(steal_after, r.abdicate_asked_ms);
-  // The silent leader this tab asked answered without its claim and without naming this
-  // tab: it had stepped down before (a frozen tab's message handler), and whoever got
-  // the lock then never claimed it. A live holder claims within a heartbeat; waiting a
-  // second suspect timeout for one would double the takeover: steal a heartbeat after the
-  // answer unless a leader claims first.
-  bool dropped_after_ask = !answered && r.leader.empty() && r.abdicate_asked_ms >= 0 &&
-                           r.leaderless_since_ms >= r.abdicate_asked_ms;
-  if (dropped_after_ask) steal_after = std::min(steal_after, r.leaderless_since_ms + c.heartbeat_ms);
+  // The silent leader this tab asked to abdicate stopped claiming after the ask: it
+  // answered with a goodbye (its message handler gave the lock to the head of the queue),
+  // or without its claim (it had stepped down before, and whoever got the lock then never
+  // claimed it). A live holder claims as soon as its epoch is allocated; if none did by
+  // the end of the grace, the holder is frozen or gone too, and waiting a second suspect
+  // timeout for it would double the takeover: steal as planned (a holder still allocating
+  // its epoch loses its candidacy).
+  bool stopped_after_ask = r.leader.empty() && r.abdicate_asked_ms >= 0 && r.leaderless_since_ms >= r.abdicate_asked_ms;
+  if (stopped_after_ask) steal_after = std::min(steal_after, r.abdicate_asked_ms);
   if (r.steal_announced_ms >= 0) {
     // Another tab announced its steal: it takes the grace, then up to the storage timeout
     // to start its term (see Node::note_steal_announced).
@@ -72,7 +65,7 @@ void Node::WebLocks::campaign(Node& n, Resource& r, double now, Effects& out) co
     steal_after = std::max(steal_after, stealer_due + pos * c.rank_stagger_ms);
   }
   if (now < steal_after) {
-    if (!dropped_after_ask) r.abdicate_asked_ms = -1;
+    if (!stopped_after_ask) r.abdicate_asked_ms = -1;
     r.wake_ms = std::min(r.wake_ms, steal_after);
     return;
   }
