@@ -576,6 +576,10 @@ void World::note_sender(Tab& t, const Scheduled& delivery) {
   if (delivery.from >= 0 && compare_versions(tabs_[delivery.from]->app_version, t.app_version) <= 0) return;
   wire::Frame f;
   if (wire::decode(delivery.bytes.data(), delivery.bytes.size(), f) != wire::DecodeError::ok) return;
+  // A full presence table drops the frames of senders it does not know: this tab has not
+  // heard of this one yet (a flood of made-up ids filled it), and hears of it later.
+  const Presence& table = t.node->presence();
+  if (!table.find(f.sender) && table.size() >= Presence::kMaxCandidates) return;
   Sighting& seen = t.sightings[f.sender.str()];
   if (clock_ms_ - seen.progress_ms >= timings().suspect_ms) {
     seen.first_ms = clock_ms_;
