@@ -751,6 +751,7 @@ void World::lock_drop_all(int tab) {
 
 void World::broadcast(Tab& from, const std::vector<uint8_t>& bytes) {
   if (opt_.hostile_every_ms > 0 && hostile_rng_.unit() < 0.01) replay_ = bytes;
+  if (from.id == recorded_tab_) recording_.push_back(bytes);
   for (auto& other : tabs_) {
     if (other->index == from.index || !alive(static_cast<int>(other->state))) continue;
     if (faults_on_ && net_rng_.unit() < opt_.loss) {
@@ -783,6 +784,11 @@ void World::broadcast(Tab& from, const std::vector<uint8_t>& bytes) {
 void World::hold(const std::string& from, const std::string& to) { holds_.push_back(HoldRule{from, to}); }
 
 void World::unhold() { holds_.clear(); }
+
+void World::record_frames(const std::string& from) {
+  recorded_tab_ = from;
+  recording_.clear();
+}
 
 size_t World::deliver(const std::string& from, const std::string& to) {
   size_t n = 0;
