@@ -229,7 +229,8 @@ void Interpreter::hostile(Command& c) {
       std::vector<uint8_t> bytes = wire::encode(f);
       for (size_t i = 0; i < world().tab_count(); ++i) world().inject(static_cast<int>(i), bytes);
       world().run_until(world().now_ms());
-      if (world().now_ms() + kStreamEveryMs > end) break;
+      // A violation stops the world's clock: the stream ends with it.
+      if (!world().report().violations.empty() || world().now_ms() + kStreamEveryMs > end) break;
       world().run_until(world().now_ms() + kStreamEveryMs);
     }
     return;
