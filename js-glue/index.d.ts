@@ -310,16 +310,21 @@ export interface GlueCounters {
   timerFires: number;
   listenerErrors: number;
   restores: number;
+  /** Times 'auto' gave up an authority that refused this context (see `BatonSupport.reason`). */
+  authorityFallbacks: number;
 }
 
 export interface BatonMetrics extends CoreMetrics {
   /** The authority in use (a failing lease falls back to 'broadcast'). */
   mode: Authority;
-  /** Epochs may repeat: storage failing or missing, a term's epoch not durable, or the authority fell back. */
+  /**
+   * Epochs may repeat (storage failing or missing, a term's epoch not durable), or an
+   * authority fell back or refused this context.
+   */
   degraded: boolean;
   /** Why, while degraded (see {@link DegradedReason}); null otherwise. */
   degradedReason: DegradedReason | null;
-  /** Bumped on each bfcache restore. */
+  /** Bumped on each bfcache restore and each authority fallback of 'auto'. */
   generation: number;
   /** The WebAssembly core's load; the core's counters are absent until it is 'ready'. */
   core: CoreStatus;
@@ -392,13 +397,20 @@ export interface Transition {
 }
 
 export interface BatonSupport {
+  /** navigator.locks exists and has not refused this context (SecurityError) or failed to answer. */
   webLocks: boolean;
+  /** BroadcastChannel exists and its constructor did not throw. */
   broadcastChannel: boolean;
+  /** indexedDB exists and has not refused to open (SecurityError). */
   indexedDB: boolean;
+  /** localStorage exists and reading it does not throw. */
   localStorage: boolean;
-  /** The authority chosen at creation. */
+  /** The authority chosen: at creation, or the one 'auto' fell back to when that one refused. */
   authority: Authority;
-  /** Why that authority, in words (e.g. 'navigator.locks is available'). */
+  /**
+   * Why that authority, in words (e.g. 'navigator.locks is available', or after a fallback
+   * 'navigator.locks refused (SecurityError): an IndexedDB lease').
+   */
   reason: string;
   /** The authority in use now. */
   mode: Authority;
@@ -409,11 +421,17 @@ export interface BatonSupport {
 }
 
 /**
- * Why a Baton is degraded: no IndexedDB (`'indexeddb-unavailable'`), a storage operation that
- * did not answer in time (`'storage-timeout'`) or failed (`'storage-failed:<DOMException name>'`),
- * a store that answered below what it had committed (`'storage-inconsistent'`), a term running
- * on an epoch that was not committed (`'epoch-not-durable'`), or a lease that fell back to
- * broadcast-only (`'lease-fallback'`). Storage reasons clear at the next operation that commits.
+ * Why a Baton is degraded. An authority that refused this context, for the Baton's lifetime:
+ * `'web-locks-refused:SecurityError'`, `'web-locks-timeout'` (navigator.locks did not answer),
+ * `'web-locks-refused:<error name>'` (three queued lock requests in a row failed),
+ * `'lease-refused:SecurityError'` (indexedDB refused to open). Otherwise: no IndexedDB
+ * (`'indexeddb-unavailable'`), a storage operation that did not answer in time
+ * (`'storage-timeout'`) or failed (`'storage-failed:<DOMException name>'`), a store that
+ * answered below what it had committed (`'storage-inconsistent'`), a lease that fell back to
+ * broadcast-only (`'lease-fallback'`), or the current term's epoch may repeat: not committed
+ * (`'epoch-not-durable'`), or as the core judged it (`'not-durable'`, `'storage-timeout'`,
+ * `'store-regressed'`, `'behind-claim'`, `'storage-failed'`). Storage reasons clear at the
+ * next operation that commits.
  */
 export type DegradedReason = string;
 

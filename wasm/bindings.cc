@@ -10,8 +10,6 @@
 
 #include <cstdarg>
 #include <cstdint>
-#include <memory>
-#include <vector>
 
 #include "boundary.h"
 
@@ -19,12 +17,12 @@ namespace baton::boundary {
 namespace {
 
 alignas(8) uint8_t io[kBufferBytes];
-// Open sessions; a handle is an index + 1, so 0 means none.
-std::vector<std::unique_ptr<Session>> sessions;
+// Open sessions (null where one was closed); a handle is an index + 1, so 0 means none.
+baton::GrowingArray<Session*> sessions;
 
 Session* find(int handle) {
   if (handle < 1 || static_cast<size_t>(handle) > sessions.size()) return nullptr;
-  return sessions[handle - 1].get();
+  return sessions[handle - 1];
 }
 
 int buffer() { return static_cast<int>(reinterpret_cast<uintptr_t>(io)); }
@@ -35,16 +33,18 @@ int open(int length) {
   if (length < 0 || static_cast<size_t>(length) > kBufferBytes || !read_config(io, length, config)) return 0;
   for (size_t i = 0; i < sessions.size(); ++i) {
     if (!sessions[i]) {
-      sessions[i] = std::make_unique<Session>(config);
+      sessions[i] = new Session(config);
       return static_cast<int>(i + 1);
     }
   }
-  sessions.push_back(std::make_unique<Session>(config));
+  sessions.push_back(new Session(config));
   return static_cast<int>(sessions.size());
 }
 
 void close(int handle) {
-  if (find(handle)) sessions[handle - 1].reset();
+  if (!find(handle)) return;
+  delete sessions[handle - 1];
+  sessions[handle - 1] = nullptr;
 }
 
 int ask(int handle, int length) {
@@ -55,7 +55,7 @@ int ask(int handle, int length) {
 
 int live() {
   int n = 0;
-  for (const auto& s : sessions) n += s ? 1 : 0;
+  for (Session* s : sessions) n += s ? 1 : 0;
   return n;
 }
 

@@ -139,7 +139,7 @@ class Writer {
   bool ok_ = true;
 };
 
-constexpr uint8_t kEventKinds = static_cast<uint8_t>(EventKind::dispose) + 1;
+constexpr uint8_t kEventKinds = static_cast<uint8_t>(EventKind::lease_aborted) + 1;
 constexpr uint8_t kAuthorities = 3;
 
 LeaseRecord read_lease(Reader& r) {
@@ -192,6 +192,7 @@ bool read_event(Reader& r, Event& e) {
     case EventKind::lock_lost:
     case EventKind::lock_unavailable:
     case EventKind::lease_failed:
+    case EventKind::lease_aborted:
     case EventKind::abdicate:
     case EventKind::force_election:
       e.resource = r.text<ResourceName>();
@@ -289,21 +290,22 @@ int Session::step(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_ca
   Reader r(in, in_size);
   Event e;
   if (!read_event(r, e)) return -1;
-  std::vector<Effect> effects = node_.step(e);
+  effects_.clear();
+  node_.step(e, effects_);
 
   Writer w(out, out_cap);
   w.header();
   w.f64(node_.next_deadline());
   w.u8(static_cast<uint8_t>(node_.authority()));
   w.u8(static_cast<uint8_t>(node_.degradation()));
-  w.u16(effects.size());
-  for (const Effect& fx : effects) write_effect(w, fx);
+  w.u16(effects_.size());
+  for (const Effect& fx : effects_) write_effect(w, fx);
 
   // A view changes only with an effect (elected, deposed, leader-changed), a role change
   // (a new transition in the log), or an event other than a frame or a tick: otherwise
   // the glue's copies are still right, and the (costly) views are not computed.
   uint64_t transitions = node_.log().pushed();
-  bool may_change = !effects.empty() || (e.kind != EventKind::message && e.kind != EventKind::tick) ||
+  bool may_change = !effects_.empty() || (e.kind != EventKind::message && e.kind != EventKind::tick) ||
                     transitions != transitions_told_;
   transitions_told_ = transitions;
   if (!may_change) {
@@ -314,26 +316,26 @@ int Session::step(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_ca
   // Views that changed since the glue was last told, and resources it must forget.
   uint8_t* count = w.mark(1);
   uint8_t changed = 0;
-  std::vector<std::pair<ResourceName, ResourceView>> now;
-  for (const ResourceName& name : node_.resources()) now.emplace_back(name, node_.view(name));
-  auto known = [](const std::vector<std::pair<ResourceName, ResourceView>>& list, const ResourceName& name) {
-    for (const auto& entry : list) {
-      if (entry.first == name) return &entry.second;
+  GrowingArray<Told> now;
+  for (const ResourceName& name : node_.resources()) now.push_back({name, node_.view(name)});
+  auto known = [](const GrowingArray<Told>& list, const ResourceName& name) {
+    for (const Told& entry : list) {
+      if (entry.name == name) return &entry.view;
     }
     return static_cast<const ResourceView*>(nullptr);
   };
-  for (const auto& entry : now) {
-    const ResourceView* before = known(told_, entry.first);
-    if (before && same_view(*before, entry.second)) continue;
+  for (const Told& entry : now) {
+    const ResourceView* before = known(told_, entry.name);
+    if (before && same_view(*before, entry.view)) continue;
     w.u8(1);
-    w.str(entry.first);
-    write_view(w, entry.second);
+    w.str(entry.name);
+    write_view(w, entry.view);
     ++changed;
   }
-  for (const auto& entry : told_) {
-    if (known(now, entry.first)) continue;
+  for (const Told& entry : told_) {
+    if (known(now, entry.name)) continue;
     w.u8(0);
-    w.str(entry.first);
+    w.str(entry.name);
     ++changed;
   }
   if (count) *count = changed;

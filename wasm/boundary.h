@@ -20,8 +20,6 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <vector>
 
 #include "core/node.h"
 
@@ -80,8 +78,14 @@ class Session {
   int ask(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap);
 
  private:
+  struct Told {
+    ResourceName name;
+    ResourceView view;
+  };
   Node node_;
-  std::vector<std::pair<ResourceName, ResourceView>> told_;
+  // The step's effects, kept between steps so that their room is allocated once.
+  Effects effects_;
+  GrowingArray<Told> told_;
   // Transitions logged as of the last step: a role change shows as a new one.
   uint64_t transitions_told_ = 0;
 };

@@ -191,6 +191,8 @@ export async function frozen(bench, subject, { trials, tabs, waitMs, settleMs, l
       await sleep(settleMs);
       const settled = await count(pool);
       const old = settled.snaps.find((x) => x.rec === leader)?.snap;
+      // Two effective leaders: what every Baton tab believed, for the diagnosis.
+      if (settled.effective > 1 && subject.baton) r.split = await batonTabs(pool, null);
       // The freeze command can take a while on a loaded machine: when the page froze.
       if (old?.freezeAt) r.frozeAfter = pool.toNode(old.freezeAt) - t0;
       Object.assign(r, {
@@ -242,7 +244,7 @@ async function batonTabs(pool, except) {
     const m = baton.metrics();
     const { steals, lockRequests, abdicateRequestsSent, storageFailures } = m;
     const presence = baton.presence().map(({ id, liveness, lastProgress }) => ({ id, liveness, lastProgress }));
-    return { at: Date.now(), id: baton.id, state: window.__batonHandle.state(), leader: window.__batonHandle.leader(), log: baton.log().slice(-12), presence, core: { steals, lockRequests, abdicateRequestsSent, storageFailures }, glue: m.glue };
+    return { at: Date.now(), id: baton.id, state: window.__batonHandle.state(), epoch: window.__batonHandle.token()?.epoch ?? null, leader: window.__batonHandle.leader(), log: baton.log().slice(-12), presence, core: { steals, lockRequests, abdicateRequestsSent, storageFailures }, glue: m.glue };
   }).catch((error) => ({ error: String(error.message || error) }));
   return Promise.all(pool.live.filter((rec) => rec !== except).map((rec) => one(rec).then((x) => ({ tab: rec.id, ...x }))));
 }

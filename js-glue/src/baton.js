@@ -21,7 +21,19 @@ import { coreStatus } from './core.js';
 import { Database, STORAGE_TIMEOUT_MS } from './idb.js';
 import { EpochStore } from './epoch-store.js';
 import { StorageHealth } from './storage-health.js';
-import { authorityReason, chooseAuthority, isNodeWithoutEnv, randomId, randomSeed, resolveEnv, supportOf } from './env.js';
+import {
+  aloneNote,
+  authorityReason,
+  chooseAuthority,
+  fallbackAuthority,
+  isNodeWithoutEnv,
+  randomId,
+  randomSeed,
+  refusalReason,
+  refusedWords,
+  resolveEnv,
+  supportOf,
+} from './env.js';
 import { namesFor } from './names.js';
 import { watchLifecycle } from './lifecycle.js';
 import { leaderState, loadTalk } from './talk-lazy.js';
@@ -82,7 +94,7 @@ const handles = new WeakMap();
  * @param {object} options see index.d.ts (`BatonOptions`)
  */
 export function createBaton(options) {
-  return makeBaton('createBaton', options, null);
+  return makeBaton('createBaton', options, null, true);
 }
 
 /**
@@ -94,11 +106,11 @@ export function createBaton(options) {
  * @param {object} options as for createBaton
  * @param {(resource: string) => string} lockName
  */
-export function createBatonWithLockName(where, options, lockName) {
-  return makeBaton(where, options, lockName);
+export function createBatonWithLockName(where, options, lockName, { leaseFallback = true } = {}) {
+  return makeBaton(where, options, lockName, leaseFallback);
 }
 
-function makeBaton(where, options, lockName) {
+function makeBaton(where, options, lockName, leaseFallback) {
   const o = optionsObject(where, 'options', options, BATON_OPTIONS);
   const namespace = stringOption(where, o, 'namespace', { required: true, maxBytes: NAMESPACE_BYTES });
   const protocolVersion = numberOption(where, o, 'protocolVersion', { fallback: 1, integer: true });
@@ -128,6 +140,8 @@ function makeBaton(where, options, lockName) {
   const baton = new Baton({
     config: { id, appVersion, capabilities, heartbeatMs, suspectMs, leaseMs, seed },
     env,
+    requested,
+    leaseFallback,
     authority,
     reason,
     names: lockNames(namesFor(namespace, protocolVersion), lockName),
@@ -178,11 +192,19 @@ function warnOnceInNode(message) {
 }
 
 class Baton {
-  constructor({ config, env, authority, reason, names }) {
+  constructor({ config, env, requested, leaseFallback, authority, reason, names }) {
     this.config = config;
     this.env = env;
+    this.requested = requested;
+    /** Whether 'auto' may fall back from refused Web Locks to the lease (not for awaforge). */
+    this.leaseFallback = leaseFallback;
+    /** The authority chosen: at creation, or the one 'auto' fell back to (authorityRefused). */
     this.authority = authority;
     this.reason = reason;
+    /** What refused this context for good, and how: 'web-locks' or 'lease' (IndexedDB) -> error. */
+    this.refused = new Map();
+    /** The first authority this Baton chose that refused it (given up, or kept when explicit). */
+    this.refusal = null;
     this.names = names;
     this.counters = {
       droppedNotBinary: 0,
@@ -201,6 +223,7 @@ class Baton {
       timerFires: 0,
       listenerErrors: 0,
       restores: 0,
+      authorityFallbacks: 0,
     };
     /** @type {Map<string, Entry>} */
     this.entries = new Map();
@@ -230,15 +253,74 @@ class Baton {
   openStorage() {
     const { env, names, config, counters } = this;
     const database = env.indexedDB
-      ? new Database({ indexedDB: env.indexedDB, name: names.database, timeoutMs: STORAGE_TIMEOUT_MS, setTimeout: env.setTimeout, clearTimeout: env.clearTimeout })
+      ? new Database({
+          indexedDB: env.indexedDB,
+          name: names.database,
+          timeoutMs: STORAGE_TIMEOUT_MS,
+          setTimeout: env.setTimeout,
+          clearTimeout: env.clearTimeout,
+          refused: (error) => this.refuse('lease', error),
+        })
       : null;
     const health = new StorageHealth(database !== null);
     const epochs = new EpochStore({ localStorage: env.localStorage, database, key: names.epochKey, health, counters });
     return { database, health, epochs };
   }
 
-  /** Why epochs may repeat now, or null: a fallen-back authority or untrusted storage. */
+  /**
+   * The browser refused `api` to this context for good (SecurityError), or navigator.locks
+   * did not answer: no lock will be granted, or no IndexedDB opened (no durable epoch).
+   * @param {'web-locks'|'lease'} api 'lease' for IndexedDB
+   */
+  refuse(api, error) {
+    if (this.disposed || this.refused.has(api)) return;
+    this.refused.set(api, error);
+    if (api === 'lease') this.storage.health.failed(error);
+    if (api === this.authority) this.authorityRefused(api, error);
+  }
+
+  /**
+   * An explicit 'web-locks' whose lock manager did not answer in time, or kept failing,
+   * granted a lock after all: it works. ('auto' gave it up then; that runtime no longer
+   * reports.)
+   */
+  locksAnswered() {
+    if (this.refusal?.authority !== 'web-locks') return;
+    this.refusal = null;
+    this.refused.delete('web-locks');
+  }
+
+  /**
+   * The authority in use refused this context. 'auto' gives it up for the next one (see
+   * fallbackAuthority) in a new generation, which joins every resource again; an explicit
+   * authority is kept, and the Baton stays degraded saying why.
+   */
+  authorityRefused(authority, error) {
+    this.refusal ??= { authority, error };
+    if (this.requested !== 'auto') return;
+    this.authority = fallbackAuthority(this.env, authority, error, this.leaseFallback && !this.refused.has('lease'));
+    this.counters.authorityFallbacks += 1;
+    if (this.suspended) return; // pageshow starts the next generation with it
+    this.retireRuntime();
+    this.generation += 1;
+    this.runtime = this.startRuntime();
+  }
+
+  /** Why this authority (`support().reason`), with what refused this context since. */
+  reasonNow() {
+    if (!this.refusal) return this.reason;
+    const refused = refusedWords(this.refused);
+    if (this.requested !== 'auto') {
+      // An explicit lease still ends in broadcast only after three failures (the core's fallback).
+      const mode = this.runtime.authority();
+      return `${this.reason}; ${refused}: kept${mode === this.authority ? ', so this tab cannot lead by it' : `, running ${mode}`}`;
+    }
+    return `${refused}: ${this.authority === 'lease' ? 'an IndexedDB lease' : 'broadcast only'}${aloneNote(this.env, this.authority)}`;
+  }
+
+  /** Why epochs may repeat now or the authority chosen failed, or null. */
   degradedReason() {
+    if (this.refusal) return refusalReason(this.refusal.authority, this.refusal.error);
     if (this.runtime.authority() !== this.authority) return `${this.authority}-fallback`;
     const { health } = this.storage;
     if (health.failure) return health.failure;
@@ -259,6 +341,8 @@ class Baton {
       storage: this.storage,
       counters: this.counters,
       notify: (effect) => this.entries.get(effect.resource)?.onEffect(effect),
+      locksRefused: (error) => runtime === this.runtime && this.refuse('web-locks', error),
+      locksAnswered: () => runtime === this.runtime && this.locksAnswered(),
       lifecycle: this.lifecycleState,
       online: this.watch.online(),
     });
@@ -386,10 +470,13 @@ class Baton {
   }
 
   support() {
+    const available = supportOf(this.env);
     return {
-      ...supportOf(this.env),
+      ...available,
+      webLocks: available.webLocks && !this.refused.has('web-locks'),
+      indexedDB: available.indexedDB && !this.refused.has('lease'),
       authority: this.authority,
-      reason: this.reason,
+      reason: this.reasonNow(),
       mode: this.runtime.authority(),
       degraded: this.degradedReason() !== null,
       degradedReason: this.degradedReason(),

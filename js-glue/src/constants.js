@@ -150,6 +150,7 @@ export const EventKind = {
   abdicate: 14,
   force_election: 15,
   dispose: 16,
+  lease_aborted: 17,
 };
 export const EVENT_KIND_NAMES = [
   'tick',
@@ -169,6 +170,7 @@ export const EVENT_KIND_NAMES = [
   'abdicate',
   'force-election',
   'dispose',
+  'lease-aborted',
 ];
 
 /** EffectKind in wasm/core/node.h. */

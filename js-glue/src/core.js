@@ -402,7 +402,7 @@ export class Core {
     return this.run();
   }
 
-  /** @param {'leave'|'lock_granted'|'lock_lost'|'lock_unavailable'|'lease_failed'|'abdicate'|'force_election'} kind */
+  /** @param {'leave'|'lock_granted'|'lock_lost'|'lock_unavailable'|'lease_failed'|'lease_aborted'|'abdicate'|'force_election'} kind */
   resourceEvent(kind, now, resource) {
     if (!this.event(EventKind[kind], now)) return NO_EFFECTS;
     str(resource);

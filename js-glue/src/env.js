@@ -23,6 +23,8 @@
  * @property {number} startMs when this page started (the age bonus in ranking)
  * @property {(fn: () => void, ms: number) => any} setTimeout
  * @property {(id: any) => void} clearTimeout
+ * @property {boolean} opaque an opaque origin (`origin` is 'null': a sandboxed iframe, a data:
+ *   document), whose channel no other tab shares
  * @property {boolean} injected whether it came from the `env` option
  */
 
@@ -49,6 +51,7 @@ export function resolveEnv(source) {
     startMs: startTime(g, injected, now),
     setTimeout: (fn, ms) => unref(timers.setTimeout(fn, ms)),
     clearTimeout: (id) => timers.clearTimeout(id),
+    opaque: read(g, 'origin') === 'null',
     injected,
   };
 }
@@ -71,6 +74,14 @@ export function holdProcessOpen() {
   if (typeof globalThis.process?.versions?.node !== 'string') return () => {};
   const timer = setInterval(() => {}, 2 ** 30);
   return () => clearInterval(timer);
+}
+
+/**
+ * Whether `error` is the browser denying an API to this context for good: a `SecurityError`
+ * (an opaque origin such as a sandboxed iframe, or site data blocked by the user).
+ */
+export function isRefusal(error) {
+  return error?.name === 'SecurityError';
 }
 
 /** Reads a property that may throw (a sandboxed iframe's `indexedDB`, say) or be missing. */
@@ -139,11 +150,56 @@ export function chooseAuthority(env, requested) {
  * @param {'web-locks'|'lease'|'broadcast'} authority
  */
 export function authorityReason(env, requested, authority) {
-  if (requested !== 'auto') return `asked for by the "authority" option`;
+  if (requested !== 'auto') return `asked for by the "authority" option${aloneNote(env, authority)}`;
   if (authority === 'web-locks') return 'navigator.locks is available';
   if (authority === 'lease') return 'no navigator.locks; indexedDB is available';
   const hint = isNodeWithoutEnv(env) ? ' (in Node, pass a tab-baton/testing tab as env)' : '';
-  return `no navigator.locks or indexedDB${hint}${env.BroadcastChannel ? '' : '; no BroadcastChannel: alone'}`;
+  return `no navigator.locks or indexedDB${hint}${aloneNote(env, authority)}`;
+}
+
+/** Where broadcast-only mode cannot reach another tab: why this tab leads alone. */
+export function aloneNote(env, authority) {
+  if (authority !== 'broadcast') return '';
+  if (!env.BroadcastChannel) return '; no BroadcastChannel: alone';
+  return env.opaque ? '; alone: an opaque origin shares its BroadcastChannel with no other tab' : '';
+}
+
+/**
+ * The authority an 'auto' Baton falls back to when `from` refused this context. Web Locks
+ * refused with a SecurityError: the lease, where IndexedDB has not refused too (the browser
+ * refuses the page's storage as a whole, so every tab that shares it falls back alike). Web Locks
+ * that did not answer: broadcast only, since the other tabs' lock managers may well answer,
+ * and a lease would not exclude their Web Locks leader, while a broadcast-only tab follows
+ * it. Else broadcast only.
+ * @param {Env} env
+ * @param {'web-locks'|'lease'} from
+ * @param {Error} error the refusal
+ * @param {boolean} leaseAllowed IndexedDB has not refused, and the API allows a lease
+ * @returns {'lease'|'broadcast'}
+ */
+export function fallbackAuthority(env, from, error, leaseAllowed) {
+  return from === 'web-locks' && isRefusal(error) && env.indexedDB && leaseAllowed ? 'lease' : 'broadcast';
+}
+
+const API_NAMES = { 'web-locks': 'navigator.locks', lease: 'indexedDB' };
+
+/**
+ * What refused this context, in words (`support().reason`).
+ * @param {Map<'web-locks'|'lease', Error>} refused API ('lease' for IndexedDB) -> its refusal
+ */
+export function refusedWords(refused) {
+  return Object.keys(API_NAMES)
+    .filter((api) => refused.has(api))
+    .map((api) => `${API_NAMES[api]} ${refused.get(api).name === 'TimeoutError' ? 'did not answer' : `refused (${refused.get(api).name})`}`)
+    .join('; ');
+}
+
+/**
+ * `degradedReason` of a refused authority: `<authority>-refused:<error name>`, or
+ * `<authority>-timeout` when it did not answer.
+ */
+export function refusalReason(authority, error) {
+  return error.name === 'TimeoutError' ? `${authority}-timeout` : `${authority}-refused:${error.name}`;
 }
 
 /** Node (a server, a test runner) with Baton on its own globals rather than an injected env. */

@@ -6,10 +6,14 @@
  * transaction and no open. Every operation has a deadline: an open or a transaction that
  * does not answer in time (an upgrade blocked by another tab's connection, a wedged browser
  * store) rejects with a `TimeoutError`, so the caller degrades instead of waiting forever.
- * A hung open is kept: if it answers later, the next operation uses it.
+ * A hung open is kept: if it answers later, the next operation uses it. An open the browser
+ * refuses with a `SecurityError` (an opaque origin, blocked site data) is handed to
+ * `refused` once: no later open can work in this context.
  *
  * @module tab-baton/idb
  */
+
+import { isRefusal } from './env.js';
 
 const STORES = ['epochs', 'leases'];
 /**
@@ -29,9 +33,12 @@ export class Database {
    * @param {number} deps.timeoutMs deadline of one open or transaction
    * @param {(fn: () => void, ms: number) => any} deps.setTimeout
    * @param {(id: any) => void} deps.clearTimeout
+   * @param {(error: Error) => void} deps.refused the browser refused to open the database
    */
-  constructor({ indexedDB, name, timeoutMs, setTimeout, clearTimeout }) {
-    Object.assign(this, { indexedDB, name, timeoutMs, setTimeout, clearTimeout });
+  constructor({ indexedDB, name, timeoutMs, setTimeout, clearTimeout, refused }) {
+    Object.assign(this, { indexedDB, name, timeoutMs, setTimeout, clearTimeout, refused });
+    /** The refusal, once the browser refused to open the database. */
+    this.refusal = null;
     /** @type {Promise<any> | null} */
     this.opening = null;
     this.closed = false;
@@ -63,8 +70,12 @@ export class Database {
       });
       this.opening = opening;
       // Failed: try again next time (private mode may refuse once).
-      opening.catch(() => {
+      opening.catch((error) => {
         if (this.opening === opening) this.opening = null;
+        if (isRefusal(error) && !this.refusal) {
+          this.refusal = error;
+          this.refused(error);
+        }
       });
     }
     return this.opening;

@@ -5,6 +5,10 @@
  * decision if there is one, and on commit reports `lease_result` with the record now in
  * the store. Any failure reports `lease_failed`.
  *
+ * A page that freezes must not keep a transaction open: the read-write transaction of a
+ * frozen page holds the store until the page thaws, and no other tab could take the lease
+ * over meanwhile. `abortAll()` (called from the `freeze` handler) aborts the ones in flight.
+ *
  * @module tab-baton/lease
  */
 
@@ -22,6 +26,27 @@ export class LeaseAuthority {
    */
   constructor({ database, key, decide, committed, failed, health, owner, counters }) {
     Object.assign(this, { database, key, decide, committed, failed, health, owner, counters });
+    /** @type {Set<{tx: any, aborted: boolean}>} the transactions in flight */
+    this.running = new Set();
+  }
+
+  /**
+   * Aborts every transaction in flight that has not begun to commit. An aborted one writes
+   * nothing and reports nothing: the caller tells the core (`lease_aborted`).
+   * @returns {string[]} the resources whose transaction was aborted
+   */
+  abortAll() {
+    const aborted = [];
+    for (const run of this.running) {
+      try {
+        run.tx?.abort();
+        run.aborted = true;
+        aborted.push(run.resource);
+      } catch {
+        // Already committing: it completes and reports as usual.
+      }
+    }
+    return aborted;
   }
 
   /**
@@ -34,8 +59,16 @@ export class LeaseAuthority {
     this.counters.leaseTransactions += 1;
     let stored = null;
     let wrote = null;
+    // Not begun yet when aborted: its body aborts it at once.
+    const run = { resource, tx: null, aborted: false };
+    this.running.add(run);
     return this.database
-      .readwrite(['leases', 'epochs'], ({ leases, epochs }) => {
+      .readwrite(['leases', 'epochs'], ({ leases, epochs }, tx) => {
+        run.tx = tx;
+        if (run.aborted) {
+          tx.abort();
+          return;
+        }
         const key = this.key(resource);
         const get = leases.get(key);
         const counter = epochs.get(resource);
@@ -55,6 +88,7 @@ export class LeaseAuthority {
           }
         };
       })
+      .finally(() => this.running.delete(run))
       .then(
         () => {
           this.health.recovered();
@@ -62,6 +96,7 @@ export class LeaseAuthority {
           this.committed(resource, stored);
         },
         (error) => {
+          if (run.aborted) return;
           this.counters.leaseFailures += 1;
           this.health.failed(error);
           this.failed(resource, error);

@@ -22,6 +22,9 @@ export function namesFor(namespace, protocolVersion) {
   return {
     channel: base,
     lock: (resource) => `${base}/${encodeName(resource)}`,
+    // Taken for an instant to see whether navigator.locks answers (locks-probe.js); a
+    // resource is never empty, so no resource's lock has this name.
+    lockProbe: `${base}/`,
     epochKey: (resource) => `baton/${ns}/epoch/${encodeName(resource)}`,
     database: `baton/${namespace}`,
     leaseKey: (resource) => `v${protocolVersion}/${resource}`,

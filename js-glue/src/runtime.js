@@ -25,6 +25,7 @@
 import { Core, coreStatus, ready, whenLoaded } from './core.js';
 import { Channel } from './channel.js';
 import { WebLocks } from './web-locks.js';
+import { LOCKS_PROBE_TIMEOUT_MS, probeLocks } from './locks-probe.js';
 import { reportError } from './errors.js';
 import { AUTHORITY_NAMES } from './constants.js';
 
@@ -56,10 +57,13 @@ export class Runtime {
    * @param {import('./storage-health.js').StorageHealth} deps.storage.health
    * @param {Record<string, number>} deps.counters glue counters, shared across generations
    * @param {(effect: import('./core.js').Effect) => void} deps.notify elected/deposed/leader-changed
+   * @param {(error: Error) => void} deps.locksRefused navigator.locks refused this context, kept
+   *   failing or did not answer (see web-locks.js)
+   * @param {() => void} deps.locksAnswered navigator.locks granted a request after all
    * @param {'active'|'hidden'|'frozen'|'restored'} deps.lifecycle the state to start in
    * @param {boolean} deps.online
    */
-  constructor({ config, generation, authority, env, names, storage, counters, notify, lifecycle, online }) {
+  constructor({ config, generation, authority, env, names, storage, counters, notify, locksRefused, locksAnswered, lifecycle, online }) {
     this.env = env;
     this.counters = counters;
     this.notify = notify;
@@ -103,23 +107,41 @@ export class Runtime {
       if (kind === 'lock_granted' && !this.core && this.early.get(resource) === 'requested') this.allocateEarly(resource);
       this.step((core, now) => core.resourceEvent(kind, now, resource));
     };
-    this.locks = env.locks ? new WebLocks(env.locks, names.lock, report, counters, names.marker) : null;
+    const probe = {
+      refused: locksRefused,
+      answered: locksAnswered,
+      run: () =>
+        probeLocks({
+          locks: env.locks,
+          name: names.lockProbe,
+          timeoutMs: LOCKS_PROBE_TIMEOUT_MS,
+          setTimeout: env.setTimeout,
+          clearTimeout: env.clearTimeout,
+          deferred: () => env.document?.prerendering === true,
+        }),
+    };
+    this.locks = env.locks ? new WebLocks(env.locks, names.lock, report, counters, names.marker, probe) : null;
     this.epochs = storage.epochs;
     const { database, health } = storage;
     /** @type {Promise<import('./lease.js').LeaseAuthority> | null} made on the first lease try */
     this.lease = null;
+    /** @type {import('./lease.js').LeaseAuthority | null} once made, for the freeze handler */
+    this.leaseAuthority = null;
     this.makeLease = database
       ? () =>
-          loadLease().then(({ LeaseAuthority }) => new LeaseAuthority({
-            database,
-            health,
-            owner: config.id,
-            key: names.leaseKey,
-            decide: (resource, record) => this.core.leaseDecide(resource, record, env.now()),
-            committed: (resource, record) => this.step((core, now) => core.leaseResult(now, resource, record)),
-            failed: (resource) => report('lease_failed', resource),
-            counters,
-          }))
+          loadLease().then(({ LeaseAuthority }) => {
+            this.leaseAuthority = new LeaseAuthority({
+              database,
+              health,
+              owner: config.id,
+              key: names.leaseKey,
+              decide: (resource, record) => this.core.leaseDecide(resource, record, env.now()),
+              committed: (resource, record) => this.step((core, now) => core.leaseResult(now, resource, record)),
+              failed: (resource) => report('lease_failed', resource),
+              counters,
+            });
+            return this.leaseAuthority;
+          })
       : null;
     // Fetched while the core loads, so that the first lease try does not wait for it.
     if (database && authority === 'lease') loadLease().catch(() => {});
@@ -218,6 +240,18 @@ export class Runtime {
   /** @param {'active'|'hidden'|'frozen'|'restored'|'closing'} state */
   lifecycle(state) {
     this.step((core, now) => core.lifecycle(now, state));
+    if (state === 'frozen') this.abortLeaseTransactions();
+  }
+
+  /**
+   * In the `freeze` handler: a lease transaction left open would hold the store while this
+   * page is frozen (no other tab could take the lease over), so the ones in flight are
+   * aborted, and the core hears of it now, not when the page thaws.
+   */
+  abortLeaseTransactions() {
+    for (const resource of this.leaseAuthority?.abortAll() ?? []) {
+      this.step((core, now) => core.resourceEvent('lease_aborted', now, resource));
+    }
   }
 
   network(online) {

@@ -19,8 +19,19 @@
  * held without the marker belongs to foreign code: we wait in the queue as it would, and
  * report the steal as refused (`lock_unavailable`; counted in `foreignHolderWaits`).
  *
+ * Whether the Locks API works here at all is found out at the first request (see
+ * locks-probe.js): a `SecurityError` from any queued request, `FAILURES_BEFORE_REFUSAL`
+ * queued requests in a row that fail otherwise (a working lock manager rejects a queued
+ * request only when we abort it), or a lock manager that does not answer the probe, is
+ * handed to `refused` (the Baton decides what to do about it).
+ *
  * @module tab-baton/web-locks
  */
+
+import { isRefusal } from './env.js';
+
+/** Queued requests in a row that fail with anything but a SecurityError before Web Locks count as refused. */
+const FAILURES_BEFORE_REFUSAL = 3;
 
 /**
  * @typedef {object} LockRequest
@@ -39,15 +50,29 @@ export class WebLocks {
    * @param {(resource: string) => string} lockName
    * @param {(kind: 'lock_granted'|'lock_lost'|'lock_unavailable', resource: string) => void} report
    * @param {Record<string, number>} counters glue counters (staleGrants, locksLost, lockErrors, foreignHolderWaits)
-   * @param {((resource: string) => string) | null} [markerName] the marker lock of a Baton
+   * @param {((resource: string) => string) | null} markerName the marker lock of a Baton
    *   holder, where the lock name is shared with foreign code; null otherwise
+   * @param {object} probe
+   * @param {(error: Error) => void} probe.refused the Locks API refused this context or
+   *   did not answer (called at most once)
+   * @param {() => void} probe.answered a request was granted after `refused` said that the
+   *   lock manager did not answer or kept failing (a SecurityError is for good)
+   * @param {() => Promise<Error | null>} probe.run locks-probe.js's probe, made ready to run
    */
-  constructor(locks, lockName, report, counters, markerName = null) {
+  constructor(locks, lockName, report, counters, markerName, probe) {
     this.locks = locks;
     this.lockName = lockName;
     this.report = report;
     this.counters = counters;
     this.markerName = markerName;
+    this.probe = probe;
+    this.probed = false;
+    /** The refusal reported, if any. */
+    this.refusal = null;
+    /** A request of ours was granted: the lock manager works, however late the probe. */
+    this.granted = false;
+    /** Queued requests that failed since the last grant. */
+    this.failures = 0;
     /** @type {Map<string, LockRequest>} */
     this.requests = new Map();
     /** Steals waiting for a look at the holder, per resource: a later call supersedes one. */
@@ -62,6 +87,10 @@ export class WebLocks {
    */
   request(resource, mode) {
     if (this.disposed) return;
+    if (!this.probed) {
+      this.probed = true;
+      this.probe.run().then((error) => error && this.refuse(error));
+    }
     this.holderChecks.delete(resource);
     if (mode === 'steal' && this.markerName) this.stealFromBatonOnly(resource);
     else this.issue(resource, mode);
@@ -92,6 +121,12 @@ export class WebLocks {
       }
       req.state = 'held';
       req.controller = null;
+      this.granted = true;
+      this.failures = 0;
+      if (this.refusal && !isRefusal(this.refusal)) {
+        this.refusal = null;
+        this.probe.answered();
+      }
       this.holderChecks.delete(resource); // granted while we looked: no steal needed
       // The hold must exist before the report: stepping the grant may release it at once.
       const hold = new Promise((resolve) => {
@@ -112,8 +147,9 @@ export class WebLocks {
         this.report('lock_lost', resource);
       } else {
         this.counters.lockErrors += 1;
-        this.lastError = error;
         this.report('lock_unavailable', resource);
+        this.failures += 1;
+        if (isRefusal(error) || this.failures >= FAILURES_BEFORE_REFUSAL) this.refuse(error);
       }
     };
 
@@ -199,6 +235,14 @@ export class WebLocks {
         this.release(resource);
         this.report('lock_unavailable', resource);
       });
+  }
+
+  /** Hands the first refusal on (a disposed instance has no one left to tell). */
+  refuse(error) {
+    if (this.disposed || this.refusal || (this.granted && error?.name === 'TimeoutError')) return;
+    // Whatever a broken implementation rejects with, the report names an error.
+    this.refusal = typeof error?.name === 'string' ? error : new Error(String(error));
+    this.probe.refused(this.refusal);
   }
 
   /** Marks `req` finished and forgets it if it is still the current request. */

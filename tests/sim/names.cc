@@ -21,6 +21,7 @@ const char* to_string(EventKind k) {
     case EventKind::abdicate: return "abdicate";
     case EventKind::force_election: return "force-election";
     case EventKind::dispose: return "dispose";
+    case EventKind::lease_aborted: return "lease-aborted";
   }
   return "?";
 }

@@ -203,6 +203,7 @@ void World::process(Scheduled& s) {
     case Kind::callback:
     case Kind::lease_txn:
       if (!t || t->instance != s.token || !alive(static_cast<int>(t->state))) break;
+      if (s.kind == Kind::lease_txn && s.lease_aborts != t->lease_aborts) break;  // aborted at a freeze
       if (t->state == TabState::frozen) {
         deferred_[t->index].push_back(s);
         break;
@@ -223,8 +224,12 @@ void World::process(Scheduled& s) {
         }
         break;
       }
-      if (s.kind == Kind::callback) deliver(*t, s.event);
-      else run_lease_txn(*t, res);
+      if (s.kind == Kind::callback) {
+        deliver(*t, s.event);
+      } else {
+        --t->leases_in_flight[res];
+        run_lease_txn(*t, res);
+      }
       break;
     }
     case Kind::release_crashed: lock_drop_all(s.tab); break;
@@ -371,6 +376,8 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
         s.tab = t.index;
         s.token = t.instance;
         s.event.resource = fx.resource;
+        s.lease_aborts = t.lease_aborts;
+        ++t.leases_in_flight[fx.resource.str()];
         if (t.state == TabState::frozen) {
           // Begun by a frozen tab (from a message handler): it cannot commit, and it holds
           // the store until the tab thaws. (One begun just before a freeze is not modelled:
@@ -987,11 +994,37 @@ void World::freeze(int tab, bool announce) {
     e.kind = EventKind::lifecycle;
     e.lifecycle = Lifecycle::frozen;
     deliver(t, e);
+    // The glue's freeze handler aborts the lease transactions in flight (none commits later)
+    // and says so; a silent freeze cannot.
+    bool aborted = false;
+    for (auto& [res, count] : t.leases_in_flight) {
+      if (count == 0) continue;
+      count = 0;
+      aborted = true;
+      Event abort;
+      abort.kind = EventKind::lease_aborted;
+      abort.resource = res;
+      deliver(t, abort);
+    }
+    if (aborted) {
+      ++t.lease_aborts;
+      if (store_holder_ == t.index) free_store();
+    }
   } else if (trace_) {
     trace_tab(t, "stops silently");
   }
   t.announced_freeze = announce;
   t.state = TabState::frozen;
+}
+
+void World::free_store() {
+  store_holder_ = -1;
+  std::vector<Scheduled> waiting;
+  waiting.swap(store_waiting_);
+  for (Scheduled& s : waiting) {
+    s.at = clock_ms_ + 2 + latency(0, 2);
+    schedule(std::move(s));
+  }
 }
 
 void World::thaw(int tab) {
@@ -1008,16 +1041,8 @@ void World::thaw(int tab) {
     s.at = clock_ms_ + latency(0, 2);
     schedule(std::move(s));
   }
-  if (store_holder_ == t.index) {
-    // Its transaction commits first; the ones that waited for it run after.
-    store_holder_ = -1;
-    std::vector<Scheduled> waiting;
-    waiting.swap(store_waiting_);
-    for (Scheduled& s : waiting) {
-      s.at = clock_ms_ + 2 + latency(0, 2);
-      schedule(std::move(s));
-    }
-  }
+  // Its transaction commits first; the ones that waited for it run after.
+  if (store_holder_ == t.index) free_store();
   if (t.announced_freeze) {
     Event e;
     e.kind = EventKind::lifecycle;

@@ -170,6 +170,10 @@ class World {
     std::map<std::string, uint64_t> lock_request;  // the glue's current request per resource
     std::map<std::string, Role> roles;             // as last traced
     double thawed_ms = -1e18;      // when it last thawed (its timers were stopped before)
+    // Lease transactions begun and not run yet, per resource. The glue aborts them when the
+    // page announces its freeze; the abort count tells an aborted one when it comes due.
+    std::map<std::string, int> leases_in_flight;
+    uint64_t lease_aborts = 0;
     uint64_t ticks = 0;            // the node's tick count when last checked
     double timer_seen_ms = 0;      // when its timer last ran while leading (or it led nothing)
     // What the world did to this tab that may rightly end its term (see on_deposed).
@@ -205,6 +209,7 @@ class World {
     uint64_t request;     // lock request a lock callback belongs to (0: none)
     Event event;          // for callbacks
     std::vector<uint8_t> bytes;
+    uint64_t lease_aborts = 0;  // a lease transaction: the tab's abort count when it began
     bool operator>(const Scheduled& o) const { return at != o.at ? at > o.at : seq > o.seq; }
   };
   // Callbacks a frozen tab cannot run yet; they run, in order, when it thaws.
@@ -213,6 +218,8 @@ class World {
   // transactions do until they commit): every other tab's waits until that tab thaws.
   int store_holder_ = -1;
   std::vector<Scheduled> store_waiting_;
+  // The holder's transaction ended: the ones that waited for it run.
+  void free_store();
 
   struct LockRequest {
     int tab = -1;

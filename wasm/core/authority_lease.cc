@@ -294,6 +294,22 @@ void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effe
   trigger(r, now);
 }
 
+// The glue aborted the transaction in the page's freeze handler: an uncommitted read-write
+// transaction of a frozen page would hold the store, and no other tab could take over
+// until it thaws. An aborted transaction wrote nothing, and the store did not fail: the
+// attempt just ends, with no backoff and nothing degraded.
+void Node::on_lease_aborted(Resource& r, double now) {
+  if (r.lease_op == LeaseOp::none) return;
+  r.lease_op = LeaseOp::none;
+  if (r.left) {
+    ResourceName name = r.name;  // r is gone once erased
+    resources_.erase(name);
+    return;
+  }
+  if (r.role == Role::candidate || r.role == Role::stepping_down) set_role(r, Role::follower, r.reason, now);
+  trigger(r, now);
+}
+
 void Node::on_lease_failed(Resource& r, Degraded why, double now, Effects& out) {
   r.lease_op = LeaseOp::none;
   ++metrics_.storage_failures;

@@ -1,12 +1,14 @@
 // Flat storage for the core's data. Fixed capacity, never allocating: a string, a vector,
 // a sorted map and a ring buffer, for data with limits (wire.h: ids, names, versions,
-// capabilities, claims; presence.h: tabs). A sorted map in one growing array (FlatMap)
-// for the few tables the core does not bound. They keep libc++'s maps, strings and deques
-// out of the wasm and allocations out of the frame path.
+// capabilities, claims, frames; presence.h: tabs). A growing array of plain data
+// (GrowingArray) and a sorted map in one (FlatMap) for the few lists the core does not
+// bound (a step's effects, the resources a tab joined). They keep libc++'s containers out
+// of the wasm and allocations out of the frame path.
 #pragma once
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <string>
@@ -97,6 +99,8 @@ class FixedVector {
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   bool full() const { return size_ == N; }
+  T* data() { return items_.data(); }
+  const T* data() const { return items_.data(); }
   T& operator[](size_t i) { return items_.data()[i]; }
   const T& operator[](size_t i) const { return items_.data()[i]; }
   const T& front() const { return (*this)[0]; }
@@ -110,6 +114,8 @@ class FixedVector {
     return a.size_ == b.size_ && std::equal(a.begin(), a.end(), b.begin());
   }
   friend bool operator!=(const FixedVector& a, const FixedVector& b) { return !(a == b); }
+  // A copy for code outside the core that keeps its data in a std::vector (tests, tools).
+  operator std::vector<T>() const { return std::vector<T>(begin(), end()); }  // NOLINT
 
  private:
   size_t size_ = 0;
@@ -171,6 +177,77 @@ class FixedMap {
   Slots<Entry, N> entries_;
 };
 
+// A growing array of plain data, moved with memcpy: what the core needs of std::vector
+// (append, insert and erase in place) in a fraction of its code. Never shrinks.
+template <typename T>
+class GrowingArray {
+  static_assert(std::is_trivially_copyable<T>::value && std::is_trivially_destructible<T>::value,
+                "a growing array holds plain data");
+
+ public:
+  GrowingArray() = default;
+  GrowingArray(const GrowingArray& o) { append(o); }
+  GrowingArray(GrowingArray&& o) noexcept : items_(o.items_), size_(o.size_), capacity_(o.capacity_) {
+    o.items_ = nullptr;
+    o.size_ = o.capacity_ = 0;
+  }
+  GrowingArray& operator=(GrowingArray o) noexcept {
+    std::swap(items_, o.items_);
+    std::swap(size_, o.size_);
+    std::swap(capacity_, o.capacity_);
+    return *this;
+  }
+  ~GrowingArray() { std::free(items_); }
+
+  // Inserts `v` before `at`; returns where it is now.
+  T* insert(T* at, const T& v) {
+    size_t i = static_cast<size_t>(at - items_);
+    if (size_ == capacity_) grow();
+    std::memmove(static_cast<void*>(items_ + i + 1), items_ + i, (size_ - i) * sizeof(T));
+    std::memcpy(static_cast<void*>(items_ + i), &v, sizeof(T));
+    ++size_;
+    return items_ + i;
+  }
+  void push_back(const T& v) { insert(end(), v); }
+  void append(const GrowingArray& o) {
+    for (const T& v : o) push_back(v);
+  }
+  // Removes the item `at` points at; returns the one after it.
+  T* erase(T* at) {
+    std::memmove(static_cast<void*>(at), at + 1, static_cast<size_t>(end() - at - 1) * sizeof(T));
+    --size_;
+    return at;
+  }
+  void clear() { size_ = 0; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  T& operator[](size_t i) { return items_[i]; }
+  const T& operator[](size_t i) const { return items_[i]; }
+  T& back() { return items_[size_ - 1]; }
+  const T& back() const { return items_[size_ - 1]; }
+  T* begin() { return items_; }
+  T* end() { return items_ + size_; }
+  const T* begin() const { return items_; }
+  const T* end() const { return items_ + size_; }
+  // A copy for code outside the core that keeps its data in a std::vector (tests, tools).
+  operator std::vector<T>() const { return std::vector<T>(begin(), end()); }  // NOLINT
+
+ private:
+  void grow() {
+    size_t capacity = capacity_ ? 2 * capacity_ : 4;
+    T* items = static_cast<T*>(std::malloc(capacity * sizeof(T)));
+    if (!items) std::abort();  // as std::vector does without exceptions
+    if (size_) std::memcpy(static_cast<void*>(items), items_, size_ * sizeof(T));
+    std::free(items_);
+    items_ = items;
+    capacity_ = capacity;
+  }
+
+  T* items_ = nullptr;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
+
 // Entries kept sorted by key in one growing array, for tables the core does not bound
 // itself (the resources a tab joined, the fence's floors): iteration in key order.
 template <typename Key, typename Value>
@@ -182,37 +259,36 @@ class FlatMap {
   };
 
   Value* find(std::string_view key) {
-    auto it = lower(key);
-    return it != entries_.end() && it->key == key ? &it->value : nullptr;
+    Entry* e = lower(key);
+    return e != end() && e->key == key ? &e->value : nullptr;
   }
   const Value* find(std::string_view key) const { return const_cast<FlatMap*>(this)->find(key); }
   // The entry for `key`, added (value-initialised) if missing. Pointers to entries stay
   // valid until the next insert or erase.
   Value* insert(std::string_view key) {
-    auto it = lower(key);
-    if (it != entries_.end() && it->key == key) return &it->value;
-    return &entries_.insert(it, Entry{Key(key), Value()})->value;
+    Entry* e = lower(key);
+    if (e != end() && e->key == key) return &e->value;
+    return &entries_.insert(e, Entry{Key(key), Value()})->value;
   }
   bool erase(std::string_view key) {
-    auto it = lower(key);
-    if (it == entries_.end() || it->key != key) return false;
-    entries_.erase(it);
+    Entry* e = lower(key);
+    if (e == end() || e->key != key) return false;
+    entries_.erase(e);
     return true;
   }
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
-  Entry* begin() { return entries_.data(); }
-  Entry* end() { return entries_.data() + entries_.size(); }
-  const Entry* begin() const { return entries_.data(); }
-  const Entry* end() const { return entries_.data() + entries_.size(); }
+  Entry* begin() { return entries_.begin(); }
+  Entry* end() { return entries_.end(); }
+  const Entry* begin() const { return entries_.begin(); }
+  const Entry* end() const { return entries_.end(); }
 
  private:
-  typename std::vector<Entry>::iterator lower(std::string_view key) {
-    return std::lower_bound(entries_.begin(), entries_.end(), key,
-                            [](const Entry& e, std::string_view k) { return e.key.view() < k; });
+  Entry* lower(std::string_view key) {
+    return std::lower_bound(begin(), end(), key, [](const Entry& e, std::string_view k) { return e.key.view() < k; });
   }
 
-  std::vector<Entry> entries_;
+  GrowingArray<Entry> entries_;
 };
 
 // The last N items pushed, oldest first; older ones are overwritten.

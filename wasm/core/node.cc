@@ -52,9 +52,8 @@ void Node::Strategy::release(Node& n, Resource& r, double now, Effects& out) con
 // ---------------------------------------------------------------------------------------
 // The entry point.
 
-std::vector<Effect> Node::step(const Event& e) {
-  Effects out;
-  if (disposed_) return out;
+void Node::step(const Event& e, Effects& out) {
+  if (disposed_) return;
   double now = e.now_ms;
   handle_clock(now);
   message_step_ = e.kind == EventKind::message;
@@ -86,6 +85,9 @@ std::vector<Effect> Node::step(const Event& e) {
     case EventKind::lease_failed:
       if (r) on_lease_failed(*r, Degraded::storage_failed, now, out);
       break;
+    case EventKind::lease_aborted:
+      if (r) on_lease_aborted(*r, now);
+      break;
     case EventKind::lifecycle: on_lifecycle(e.lifecycle, now, out); break;
     case EventKind::online:
       online_ = true;
@@ -116,7 +118,6 @@ std::vector<Effect> Node::step(const Event& e) {
   // messages, and those steps must not hide that its timers stopped.
   double deadline = next_deadline();
   expected_tick_ms_ = e.kind == EventKind::tick ? deadline : std::min(expected_tick_ms_, deadline);
-  return out;
 }
 
 double Node::next_deadline() const {
@@ -500,8 +501,8 @@ ResourceView Node::view(std::string_view resource) const {
   return v;
 }
 
-std::vector<ResourceName> Node::resources() const {
-  std::vector<ResourceName> names;
+GrowingArray<ResourceName> Node::resources() const {
+  GrowingArray<ResourceName> names;
   for (const auto& [name, r] : resources_) {
     if (!r.left) names.push_back(name);
   }

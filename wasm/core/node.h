@@ -97,6 +97,9 @@ enum class EventKind : uint8_t {
   abdicate,             // the app gives up `resource` for now
   force_election,       // test hook
   dispose,
+  lease_aborted,        // the glue aborted the lease transaction as the page froze: nothing
+                        // was written, and the store is not at fault (an open read-write
+                        // transaction of a frozen page would block every other tab's)
 };
 
 struct Event {
@@ -126,12 +129,15 @@ enum class EffectKind : uint8_t {
 struct Effect {
   EffectKind kind = EffectKind::broadcast;
   ResourceName resource;
-  std::vector<uint8_t> bytes;
+  wire::FrameBytes bytes;
   LockMode lock_mode = LockMode::queue;
   uint64_t epoch = 0;
   Reason reason = Reason::none;
   Degraded degraded = Degraded::none;  // elected: why this term's epoch may repeat an earlier one
 };
+
+// What one step asks for, in order.
+using Effects = GrowingArray<Effect>;
 
 struct Transition {
   double at_ms = 0;
@@ -166,7 +172,14 @@ class Node {
  public:
   explicit Node(Config config);
 
-  std::vector<Effect> step(const Event& event);
+  // Steps one event; appends the effects to `out`.
+  void step(const Event& event, Effects& out);
+  // The same, for callers outside the core that keep effects in a std::vector (tests, tools).
+  std::vector<Effect> step(const Event& event) {
+    Effects out;
+    step(event, out);
+    return out;
+  }
   double next_deadline() const;
 
   // Called by the glue inside the lease's read-write transaction with the record read;
@@ -188,7 +201,8 @@ class Node {
   // True once any storage failure was seen; `degradation()` says the latest cause.
   bool degraded() const { return degraded_ != Degraded::none; }
   Degraded degradation() const { return degraded_; }
-  std::vector<ResourceName> resources() const;
+  // The resources joined and not left, in name order.
+  GrowingArray<ResourceName> resources() const;
 
  private:
   enum class LockState : uint8_t { none, queued, held };
@@ -263,8 +277,6 @@ class Node {
     double backoff_until_ms = 0;
   };
 
-  using Effects = std::vector<Effect>;
-
   // Event handlers. The lock and lease events are handled by the authority's file
   // whichever authority is in use: an answer may arrive after the lease fell back.
   void on_tick(double now, Effects& out);
@@ -276,6 +288,7 @@ class Node {
   void on_lock_lost(Resource& r, double now, Effects& out);
   void on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double now, Effects& out);
   void on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effects& out);
+  void on_lease_aborted(Resource& r, double now);
   void on_lock_unavailable(Resource& r, double now);
   void on_lifecycle(Lifecycle l, double now, Effects& out);
   void on_dispose(double now, Effects& out);

@@ -32,7 +32,7 @@ void Node::send(wire::Frame f, Effects& out) {
   ++metrics_.frames_sent;
   Effect e = make(EffectKind::broadcast, "");
   e.bytes = wire::encode(f);
-  out.push_back(std::move(e));
+  out.push_back(e);
 }
 
 void Node::send_heartbeat(double now, Effects& out) {

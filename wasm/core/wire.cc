@@ -5,7 +5,7 @@
 namespace baton::wire {
 namespace {
 
-void put_varint(std::vector<uint8_t>& out, uint64_t v) {
+void put_varint(FrameBytes& out, uint64_t v) {
   while (v >= 0x80) {
     out.push_back(static_cast<uint8_t>(v | 0x80));
     v >>= 7;
@@ -13,10 +13,10 @@ void put_varint(std::vector<uint8_t>& out, uint64_t v) {
   out.push_back(static_cast<uint8_t>(v));
 }
 
-void put_string(std::vector<uint8_t>& out, std::string_view s, size_t limit) {
+void put_string(FrameBytes& out, std::string_view s, size_t limit) {
   size_t n = std::min(s.size(), limit);
   put_varint(out, n);
-  out.insert(out.end(), s.begin(), s.begin() + static_cast<std::ptrdiff_t>(n));
+  for (size_t i = 0; i < n; ++i) out.push_back(static_cast<uint8_t>(s[i]));
 }
 
 // Bounds-checked reader; the first failure sticks and every later read is a no-op.
@@ -103,9 +103,16 @@ const char* to_string(DecodeError e) {
   return "?";
 }
 
-std::vector<uint8_t> encode(const Frame& f) {
-  std::vector<uint8_t> out;
-  out.reserve(64);
+// The largest frame encode() can emit: every string and count at its limit, every number
+// at its largest (a varint of 2^53 - 1 takes 8 bytes, of 2^32 - 1 five).
+constexpr size_t kLargestFrame = 3 + (1 + kMaxIdBytes) + 5 + 1 + (1 + kMaxVersionBytes) + 8 + 8 + 5 +
+                                  1 + kMaxCapabilities * (1 + kMaxCapabilityBytes) +
+                                  1 + kMaxClaims * (1 + kMaxResourceBytes + 8) + (1 + kMaxResourceBytes) +
+                                  (1 + kMaxIdBytes);
+static_assert(kLargestFrame <= FrameBytes::kCapacity, "every frame the encoder emits fits its buffer");
+
+FrameBytes encode(const Frame& f) {
+  FrameBytes out;
   out.push_back(kMagic);
   out.push_back(f.version);
   out.push_back(static_cast<uint8_t>(f.kind));

@@ -10,7 +10,6 @@
 // kMaxFrameBytes. Nothing in a frame is trusted beyond its shape.
 #pragma once
 #include <cstdint>
-#include <vector>
 
 #include "fixed.h"
 #include "types.h"
@@ -90,9 +89,12 @@ enum class DecodeError : uint8_t {
 };
 const char* to_string(DecodeError e);
 
+// An encoded frame. Every frame the encoder emits fits (see kMaxFrameBytes).
+using FrameBytes = FixedVector<uint8_t, kMaxFrameBytes>;
+
 // Encodes a frame. Fields over their limits are a programming error of the sender and
 // are clamped rather than producing a frame its peers would drop.
-std::vector<uint8_t> encode(const Frame& f);
+FrameBytes encode(const Frame& f);
 
 // Decodes bytes into `out`; anything but ok leaves `out` unspecified.
 DecodeError decode(const uint8_t* data, size_t size, Frame& out);

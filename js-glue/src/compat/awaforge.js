@@ -59,6 +59,8 @@ function create(opts) {
     heartbeatMs,
     suspectMs: takeoverMs,
     authority: forceFallback || wouldLease(env) ? 'broadcast' : 'auto',
+    // Web Locks that refuse this page: awaforge's fallback too, never the lease.
+    leaseFallback: false,
     env,
   });
   handle.onChange((change) => {

@@ -39,14 +39,17 @@ export function compatMetrics(api) {
  * @param {object} [options.env]
  * @param {object} [options.eligible]
  * @param {(token: object, signal: AbortSignal) => unknown} [options.run]
+ * @param {boolean} [options.leaseFallback] false: refused Web Locks give way to broadcast
+ *   only, never to the lease
  */
-export function singleElection({ where, name, nameOption, lockName, id, heartbeatMs, suspectMs, authority, env, eligible, run }) {
+export function singleElection({ where, name, nameOption, lockName, id, heartbeatMs, suspectMs, authority, env, eligible, run, leaseFallback }) {
   // The name is Baton's namespace, whose limits it has; an error names the API's own option.
   checkString(where, nameOption, name, NAMESPACE_BYTES);
   const baton = createBatonWithLockName(
     where,
     dropUndefined({ namespace: name, id, heartbeatMs, suspectMs, authority, env }),
     () => lockName,
+    { leaseFallback },
   );
   const handle = baton.lead(RESOURCE, dropUndefined({ eligible, run }));
   return { baton, handle };

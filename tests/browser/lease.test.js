@@ -1,0 +1,116 @@
+// The IndexedDB lease in real Chromium when its leader freezes (CDP
+// Page.setWebLifecycleState): tests/browser/pages/lease-tab.html, three tabs per case.
+// - Frozen with the `freeze` event while its renewal is in flight: an open read-write
+//   transaction of a frozen page holds the store until the page thaws, so the freeze
+//   handler aborts it. The successor named in the goodbye leads while the old leader is
+//   still frozen, with a higher epoch, and the abort is no storage failure.
+// - Frozen silently (the page's lifecycle events never reach Baton): another tab takes the
+//   record over once the leader is silent; at the thaw the old leader steps down, and no
+//   two tabs ever lead with the same epoch.
+// Everything waits for state; nothing asserts a time.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { useBrowserFixture } from './fixture.js';
+import { closeTab, freezeTab, thawTab } from './harness.js';
+import { uniqueNs, waitFor } from './demo-helpers.js';
+
+// Long enough that a busy 2-core machine does not make a live leader look stalled.
+const TIMINGS = 'heartbeatMs=250&suspectMs=1500&leaseMs=3000';
+// Generous: a loaded machine runs the renderers late; the waits end as soon as the state shows.
+const WAIT = { timeoutMs: 30000 };
+
+const fixture = useBrowserFixture();
+const snap = (tab) => tab.page.evaluate(() => window.__tab.snapshot());
+
+async function openTabs(label, query = '') {
+  const ns = uniqueNs(label);
+  const tabs = [];
+  for (const id of ['a', 'b', 'c']) {
+    const tab = await fixture.openTestPage(`lease-tab.html?ns=${ns}&id=${id}&${TIMINGS}${query}`);
+    tab.id = id;
+    await waitFor(() => tab.page.evaluate(() => Boolean(window.__tab)), { what: `${id} ready`, ...WAIT });
+    tabs.push(tab);
+  }
+  return tabs;
+}
+
+/**
+ * Waits until exactly one of `tabs` leads with an epoch above `aboveEpoch` (and none of them
+ * leads with another epoch); returns its snapshot. Checks every sample on the way: no two
+ * tabs ever lead with one epoch (the fence could not tell them apart).
+ */
+async function waitForOneLeader(tabs, { aboveEpoch = 0, what = 'one leader' } = {}) {
+  return waitFor(async () => {
+    const snaps = await Promise.all(tabs.map(snap));
+    const leaders = snaps.filter((s) => s.state === 'leader');
+    const epochs = leaders.map((s) => s.token.epoch);
+    assert.equal(new Set(epochs).size, epochs.length, `two tabs lead with one epoch: ${JSON.stringify(leaders.map((s) => [s.id, s.token.epoch]))}`);
+    return leaders.length === 1 && leaders[0].token.epoch > aboveEpoch ? leaders[0] : null;
+  }, { what, ...WAIT });
+}
+
+/** The reason this tab's term with `epoch` began (its transition log): why it became candidate. */
+function termCause(s, epoch) {
+  const elected = s.log.findLastIndex((t) => t.to === 'leader' && t.epoch === epoch);
+  return s.log.slice(0, elected).findLast((t) => t.to === 'candidate')?.reason ?? null;
+}
+
+describe('lease: a frozen leader (headless Chromium)', { timeout: 180000 }, () => {
+  it('frozen with its renewal in flight: the freeze handler aborts it, and the named successor leads while it is frozen', async () => {
+    const tabs = await openTabs('lease-freeze-in-flight');
+    try {
+      const first = await waitForOneLeader(tabs);
+      const old = tabs.find((t) => t.id === first.id);
+      const others = tabs.filter((t) => t !== old);
+      await old.page.evaluate(() => window.__tab.holdLeaseTransaction());
+      await waitFor(async () => (await snap(old)).held, { what: 'the renewal held open', ...WAIT });
+      await freezeTab(old);
+      // Without the abort, the held transaction blocks the store until the thaw: no tab could lead.
+      const next = await waitForOneLeader(others, { aboveEpoch: first.token.epoch, what: 'a new leader while the old one is frozen' });
+      assert.equal(termCause(next, next.token.epoch), 'leader-goodbye', `${next.id} took over as the successor named in the goodbye`);
+      await thawTab(old);
+      const thawed = await waitFor(async () => {
+        const s = await snap(old);
+        return s.state !== 'leader' && s.state !== 'candidate' ? s : null;
+      }, { what: 'the thawed tab settled as a follower', ...WAIT });
+      const stepDown = thawed.log.find((t) => t.from === 'leader' && t.epoch === first.token.epoch);
+      assert.equal(stepDown?.reason, 'frozen', 'it stepped down on its freeze event');
+      assert.equal(thawed.metrics.degraded, false, 'an aborted transaction is no storage failure');
+      assert.equal(thawed.metrics.storageFailures, 0);
+      assert.equal(thawed.metrics.glue.leaseFailures, 0);
+      const settled = await waitForOneLeader(tabs, { what: 'one leader after the thaw' });
+      assert.equal(settled.id, next.id, 'the new leader keeps leading');
+    } finally {
+      for (const tab of tabs) await closeTab(tab).catch(() => {});
+    }
+  });
+
+  it('frozen silently: taken over once silent; thawed, it steps down and no epoch leads twice', async () => {
+    const tabs = await openTabs('lease-freeze-silent', '&silent=1');
+    try {
+      const first = await waitForOneLeader(tabs);
+      const old = tabs.find((t) => t.id === first.id);
+      const others = tabs.filter((t) => t !== old);
+      // Frozen between renewals: a renewal in flight at a silent freeze would hold the store
+      // until the thaw (the first test's case, which only the freeze event can handle).
+      await waitFor(async () => (await snap(old)).justRenewed, { what: 'a renewal just committed', every: 5, ...WAIT });
+      await freezeTab(old);
+      const next = await waitForOneLeader(others, { aboveEpoch: first.token.epoch, what: 'a new leader while the old one is frozen' });
+      await thawTab(old);
+      // From the thaw on, the old leader must not lead with its old term, nor ever share an epoch.
+      const thawed = await waitFor(async () => {
+        const [s, ...rest] = await Promise.all([old, ...others].map(snap));
+        const epochs = [s, ...rest].filter((x) => x.state === 'leader').map((x) => x.token.epoch);
+        assert.equal(new Set(epochs).size, epochs.length, 'two tabs lead with one epoch');
+        return s.log.some((t) => t.from === 'leader' && t.epoch === first.token.epoch) ? s : null;
+      }, { what: 'the thawed leader to end its term', ...WAIT });
+      const ended = thawed.log.find((t) => t.from === 'leader' && t.epoch === first.token.epoch);
+      assert.ok(['lease-expired', 'lease-lost', 'stalled'].includes(ended.reason), `ended because ${ended.reason}`);
+      assert.equal(thawed.events.filter((e) => e.type === 'deposed' && e.epoch === first.token.epoch).length, 1, 'one deposed notice for the old term');
+      const settled = await waitForOneLeader(tabs, { what: 'one leader after the thaw' });
+      assert.ok(settled.token.epoch >= next.token.epoch, 'no older term leads again');
+    } finally {
+      for (const tab of tabs) await closeTab(tab).catch(() => {});
+    }
+  });
+});
