@@ -598,6 +598,10 @@ void World::note_sender(Tab& t, const Scheduled& delivery) {
   if (delivery.from >= 0 && compare_versions(tabs_[delivery.from]->app_version, t.app_version) <= 0) return;
   wire::Frame f;
   if (wire::decode(delivery.bytes.data(), delivery.bytes.size(), f) != wire::DecodeError::ok) return;
+  // A full presence table drops the frames of senders it does not know: this tab has not
+  // heard of this one yet (a flood of made-up ids filled it), and hears of it later.
+  const Presence& table = t.node->presence();
+  if (!table.find(f.sender) && table.size() >= Presence::kMaxCandidates) return;
   Sighting& seen = t.sightings[f.sender.str()];
   if (clock_ms_ - seen.progress_ms >= timings().suspect_ms) {
     seen.first_ms = clock_ms_;
@@ -769,6 +773,7 @@ void World::lock_drop_all(int tab) {
 
 void World::broadcast(Tab& from, const std::vector<uint8_t>& bytes) {
   if (opt_.hostile_every_ms > 0 && hostile_rng_.unit() < 0.01) replay_ = bytes;
+  if (from.id == recorded_tab_) recording_.push_back(bytes);
   for (auto& other : tabs_) {
     if (other->index == from.index || !alive(static_cast<int>(other->state))) continue;
     if (faults_on_ && net_rng_.unit() < opt_.loss) {
@@ -801,6 +806,11 @@ void World::broadcast(Tab& from, const std::vector<uint8_t>& bytes) {
 void World::hold(const std::string& from, const std::string& to) { holds_.push_back(HoldRule{from, to}); }
 
 void World::unhold() { holds_.clear(); }
+
+void World::record_frames(const std::string& from) {
+  recorded_tab_ = from;
+  recording_.clear();
+}
 
 size_t World::deliver(const std::string& from, const std::string& to) {
   size_t n = 0;
