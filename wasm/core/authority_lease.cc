@@ -60,7 +60,10 @@ void Node::Lease::campaign(Node& n, Resource& r, double now, Effects& out) const
     // Come back when the record may be taken over by compare-and-set (lease_decide). While
     // its owner's heartbeats keep coming, that is not before they stop: the store is not
     // read meanwhile, not even when the copy read last expires (the owner renewed it).
-    due = n.lease_takeover_due(r, r.lease) + pos * c.rank_stagger_ms;
+    // After a goodbye (the leader known here left), by rank from then on: the successor
+    // it named goes first, even where this tab's copy of the record is long overdue.
+    double since = r.leader.empty() ? r.leaderless_since_ms : 0;
+    due = std::max(n.lease_takeover_due(r, r.lease), since) + pos * c.rank_stagger_ms;
   } else {
     due = r.leaderless_since_ms + pos * c.rank_stagger_ms;
   }
