@@ -1,68 +1,73 @@
 // --js-library (wasm.cmake): embind's registration and calling of free functions, cut to
-// what the boundary uses. bindings.cc binds a few functions of integers, each once, and
-// registers them after embind's builtin types (static constructors run in that order), so
-// their types are always resolved at once. Left out of embind's own version (about 1 KB
-// gzip of JS):
+// what the boundary uses. bindings.cc binds a few functions of integers, each once. Its
+// static constructor runs before embind's own, which registers the builtin types, so a
+// function waits until its types are registered. What is left of embind's JavaScript is
+// one table of the registered types (int and void: embind-builtins.cc), the functions
+// still waiting for theirs, and one invoker per function. Left out of embind's own
+// version (about 1.5 KB gzip of JS):
+// - the dependency graph of types (whenDependentTypesAreResolved, registerType with its
+//   checks, BindingError and InternalError): a function over a type that never registers
+//   (any but int and void) stays undefined on the module;
 // - overloads by argument count (exposePublicSymbol's table): every name is bound once;
-// - the placeholder that throws UnboundTypeError naming the missing types while a type is
-//   not yet registered: a function over a type that never registers (embind-builtins.cc)
-//   stays undefined instead;
 // - dynCall for signatures with 64-bit integers ('j'): refused here instead;
-// - class methods and argument destructors in the invoker: integers and void have none,
-//   and the types that do (strings, val) register as nothing (embind-builtins.cc);
+// - class methods and argument destructors in the invoker: integers and void have none;
 // - reading integers from memory (readValueFromPointer), which only class properties,
 //   value objects and containers use;
-// - extendError's named constructors and stack rewriting: a plain Error subclass.
+// - the 256 one-character strings embind reads names with: names are short and read once.
 mergeInto(LibraryManager.library, {
-  _embind_register_function__deps: ['$craftInvokerFunction', '$heap32VectorToArray', '$readLatin1String',
-    '$whenDependentTypesAreResolved', '$throwBindingError'],
-  _embind_register_function: function(name, argCount, rawArgTypesAddr, signature, rawInvoker, fn) {
-    var argTypes = heap32VectorToArray(argCount, rawArgTypesAddr);
-    name = readLatin1String(name);
-    if (readLatin1String(signature).includes('j') || Module.hasOwnProperty(name)) {
-      throwBindingError('cannot bind ' + name + ': 64-bit integers or a second binding of the name');
+  // Registered types by their type id: [fromWireType, toWireType].
+  $embindTypes: {},
+  // Functions waiting for their types: each binds itself and says true once they are there.
+  $embindWaiting: [],
+  $embindBindWaiting__deps: ['$embindWaiting'],
+  $embindBindWaiting: function() {
+    for (var i = embindWaiting.length; i--;) {
+      if (embindWaiting[i]()) embindWaiting.splice(i, 1);
     }
-    rawInvoker = wasmTable.get(rawInvoker);
-    whenDependentTypesAreResolved([], argTypes, function(argTypes) {
-      Module[name] = craftInvokerFunction(name, argTypes, null, rawInvoker, fn);
-      return [];
+  },
+  $embindName: function(ptr) {
+    var name = '';
+    while (HEAPU8[ptr]) name += String.fromCharCode(HEAPU8[ptr++]);
+    return name;
+  },
+  _embind_register_function__deps: ['$embindName', '$embindTypes', '$embindWaiting', '$embindBindWaiting'],
+  _embind_register_function: function(name, argCount, rawArgTypesAddr, signature, rawInvoker, fn) {
+    // The type ids of the return value, then of the parameters (no `this`).
+    var ids = [];
+    for (var i = 0; i < argCount; ++i) ids.push(HEAP32[(rawArgTypesAddr >> 2) + i]);
+    name = embindName(name);
+    if (embindName(signature).includes('j')) throw new Error('cannot bind ' + name + ': 64-bit integers');
+    var invoker = wasmTable.get(rawInvoker);
+    var expected = argCount - 1;
+    embindWaiting.push(function() {
+      var types = ids.map((id) => embindTypes[id]);
+      if (types.includes(undefined)) return false;
+      if (Module.hasOwnProperty(name)) throw new Error('cannot bind ' + name + ' twice');
+      Module[name] = function() {
+        if (arguments.length !== expected) {
+          throw new Error(name + ' called with ' + arguments.length + ' arguments, expected ' + expected);
+        }
+        var args = [fn];
+        for (var i = 0; i < expected; ++i) args.push(types[i + 1][1](arguments[i]));
+        return types[0][0](invoker.apply(null, args));
+      };
+      return true;
     });
+    embindBindWaiting();
   },
-  // argTypes: the return type, then the parameters' (no `this`).
-  $craftInvokerFunction__deps: ['$throwBindingError'],
-  $craftInvokerFunction: function(humanName, argTypes, classType, cppInvokerFunc, cppTargetFunc) {
-    var expected = argTypes.length - 1;
-    return function() {
-      if (arguments.length !== expected) {
-        throwBindingError(humanName + ' called with ' + arguments.length + ' arguments, expected ' + expected);
-      }
-      var args = [cppTargetFunc];
-      for (var i = 0; i < expected; ++i) args.push(argTypes[i + 1]['toWireType'](null, arguments[i]));
-      return argTypes[0]['fromWireType'](cppInvokerFunc.apply(null, args));
-    };
-  },
-  _embind_register_integer__deps: ['$readLatin1String', '$registerType'],
+  _embind_register_integer__deps: ['$embindName', '$embindTypes', '$embindBindWaiting'],
   _embind_register_integer: function(primitiveType, name, size, minRange, maxRange) {
-    name = readLatin1String(name);
     var bitshift = 32 - 8 * size;
-    registerType(primitiveType, {
-      name: name,
+    embindTypes[primitiveType] = [
       // An unsigned narrower than 32 bits comes back as its low bits, unsigned.
-      'fromWireType': minRange === 0 ? (value) => (value << bitshift) >>> bitshift : (value) => value,
-      'toWireType': name.includes('unsigned') ? (destructors, value) => value >>> 0 : (destructors, value) => value,
-      'argPackAdvance': 8,
-      destructorFunction: null,
-    });
+      minRange === 0 ? (value) => (value << bitshift) >>> bitshift : (value) => value,
+      embindName(name).includes('unsigned') ? (value) => value >>> 0 : (value) => value,
+    ];
+    embindBindWaiting();
   },
-  $extendError__deps: [],
-  $extendError: function(baseErrorType, errorName) {
-    var errorClass = function(message) {
-      this.name = errorName;
-      this.message = message;
-      this.stack = new Error(message).stack;
-    };
-    errorClass.prototype = Object.create(baseErrorType.prototype);
-    errorClass.prototype.constructor = errorClass;
-    return errorClass;
+  _embind_register_void__deps: ['$embindTypes', '$embindBindWaiting'],
+  _embind_register_void: function(rawType, name) {
+    embindTypes[rawType] = [() => undefined];
+    embindBindWaiting();
   },
 });

@@ -11,7 +11,7 @@ target_compile_options(baton_core PRIVATE ${BATON_WASM_COMPILE})
 target_compile_options(baton_wasm PRIVATE ${BATON_WASM_COMPILE})
 
 set(BATON_WASM_JS ${CMAKE_CURRENT_SOURCE_DIR}/wasm/module-pre.js ${CMAKE_CURRENT_SOURCE_DIR}/wasm/module-post.js
-  ${CMAKE_CURRENT_SOURCE_DIR}/wasm/embind-functions.js)
+  ${CMAKE_CURRENT_SOURCE_DIR}/wasm/embind-functions.js ${CMAKE_CURRENT_SOURCE_DIR}/wasm/heap-growth.js)
 set_target_properties(baton_wasm PROPERTIES LINK_DEPENDS "${BATON_WASM_JS}")
 
 set(BATON_WASM_LINK
@@ -23,6 +23,7 @@ set(BATON_WASM_LINK
   "SHELL:--post-js ${CMAKE_CURRENT_SOURCE_DIR}/wasm/module-post.js"
   # embind's functions and integers cut to what the boundary uses (see the file).
   "SHELL:--js-library ${CMAKE_CURRENT_SOURCE_DIR}/wasm/embind-functions.js"
+  "SHELL:--js-library ${CMAKE_CURRENT_SOURCE_DIR}/wasm/heap-growth.js"
   -sMODULARIZE=1
   -sEXPORT_ES6=1
   -sEXPORT_NAME=createBatonCore

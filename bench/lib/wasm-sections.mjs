@@ -136,12 +136,12 @@ export function qualifiedName(demangled) {
 /** Where a function's code comes from, by its name (first matching rule wins). */
 export const CODE_GROUPS = [
   ['embind runtime and bindings glue (emscripten::, _embind_*, _emval_*)', (q, n) => /^emscripten::|^_embind|^_emval|^__embind|^__getTypeName|^embind_/.test(q) || /^_?_?embind|^_emval/.test(n)],
-  ['bindings.cc Core wrapper (the core\'s step is inlined into Core::run by LTO)', (q) => /^baton::anon::Core::|^baton::anon::/.test(q)],
+  ['the boundary (boundary.cc, bindings.cc; the core\'s step is inlined into baton_step by LTO)', (q) => /^baton::boundary::|^baton_step$|^__wrap_siprintf$/.test(q)],
   ['core: wire codec (baton::wire)', (q) => /^baton::wire::/.test(q)],
   ['core: state machine (baton::Node)', (q) => /^baton::Node::/.test(q)],
   ['core: presence, policy, types, fence', (q) => /^baton::/.test(q)],
   ['libc++ (std::string, vector, map, deque, operator new)', (q) => /^std::|^operatorX/.test(q)],
-  ['malloc / free (dlmalloc)', (q) => /^(dlmalloc|dlfree|malloc|free|sbrk|emscripten_builtin|dlrealloc|realloc|calloc|internal_memalign|dispose_chunk|posix_memalign|aligned_alloc|memalign|prepend_alloc|tmalloc|init_mparams|try_realloc|change_mparam)/.test(q)],
+  ['malloc / free (emmalloc)', (q) => /^(malloc|free|sbrk|emscripten_builtin|realloc|calloc|claim_more_memory|attempt_allocate|emmalloc|posix_memalign|aligned_alloc|memalign)/.test(q)],
   ['libc printf family (snprintf: printf_core, fmt_fp, ...)', (q) => /^(printf_core|fmt_|pad|out|getint|pop_arg|vsnprintf|snprintf|vfprintf|sn_write|__towrite|wctomb|__fwritex|frexp|__signbit|__fpclassify|vsniprintf|siprintf)/.test(q)],
   ['libc (memcpy, memset, strlen, ...)', (q) => /^(_?_?mem|str|abort|__|emscripten_|sqrt|floor|ceil|fmod|stack)/.test(q)],
 ];

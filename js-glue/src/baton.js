@@ -280,6 +280,17 @@ class Baton {
   }
 
   /**
+   * An explicit 'web-locks' whose lock manager did not answer in time, or kept failing,
+   * granted a lock after all: it works. ('auto' gave it up then; that runtime no longer
+   * reports.)
+   */
+  locksAnswered() {
+    if (this.refusal?.authority !== 'web-locks') return;
+    this.refusal = null;
+    this.refused.delete('web-locks');
+  }
+
+  /**
    * The authority in use refused this context. 'auto' gives it up for the next one (see
    * fallbackAuthority) in a new generation, which joins every resource again; an explicit
    * authority is kept, and the Baton stays degraded saying why.
@@ -331,6 +342,7 @@ class Baton {
       counters: this.counters,
       notify: (effect) => this.entries.get(effect.resource)?.onEffect(effect),
       locksRefused: (error) => runtime === this.runtime && this.refuse('web-locks', error),
+      locksAnswered: () => runtime === this.runtime && this.locksAnswered(),
       lifecycle: this.lifecycleState,
       online: this.watch.online(),
     });

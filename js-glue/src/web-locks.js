@@ -20,13 +20,18 @@
  * report the steal as refused (`lock_unavailable`; counted in `foreignHolderWaits`).
  *
  * Whether the Locks API works here at all is found out at the first request (see
- * locks-probe.js): a `SecurityError` from any queued request, or a lock manager that does
- * not answer the probe, is handed to `refused` (the Baton decides what to do about it).
+ * locks-probe.js): a `SecurityError` from any queued request, `FAILURES_BEFORE_REFUSAL`
+ * queued requests in a row that fail otherwise (a working lock manager rejects a queued
+ * request only when we abort it), or a lock manager that does not answer the probe, is
+ * handed to `refused` (the Baton decides what to do about it).
  *
  * @module tab-baton/web-locks
  */
 
 import { isRefusal } from './env.js';
+
+/** Queued requests in a row that fail with anything but a SecurityError before Web Locks count as refused. */
+const FAILURES_BEFORE_REFUSAL = 3;
 
 /**
  * @typedef {object} LockRequest
@@ -50,6 +55,8 @@ export class WebLocks {
    * @param {object} probe
    * @param {(error: Error) => void} probe.refused the Locks API refused this context or
    *   did not answer (called at most once)
+   * @param {() => void} probe.answered a request was granted after `refused` said that the
+   *   lock manager did not answer or kept failing (a SecurityError is for good)
    * @param {() => Promise<Error | null>} probe.run locks-probe.js's probe, made ready to run
    */
   constructor(locks, lockName, report, counters, markerName, probe) {
@@ -64,6 +71,8 @@ export class WebLocks {
     this.refusal = null;
     /** A request of ours was granted: the lock manager works, however late the probe. */
     this.granted = false;
+    /** Queued requests that failed since the last grant. */
+    this.failures = 0;
     /** @type {Map<string, LockRequest>} */
     this.requests = new Map();
     /** Steals waiting for a look at the holder, per resource: a later call supersedes one. */
@@ -113,6 +122,11 @@ export class WebLocks {
       req.state = 'held';
       req.controller = null;
       this.granted = true;
+      this.failures = 0;
+      if (this.refusal && !isRefusal(this.refusal)) {
+        this.refusal = null;
+        this.probe.answered();
+      }
       this.holderChecks.delete(resource); // granted while we looked: no steal needed
       // The hold must exist before the report: stepping the grant may release it at once.
       const hold = new Promise((resolve) => {
@@ -133,9 +147,9 @@ export class WebLocks {
         this.report('lock_lost', resource);
       } else {
         this.counters.lockErrors += 1;
-        this.lastError = error;
         this.report('lock_unavailable', resource);
-        if (isRefusal(error)) this.refuse(error);
+        this.failures += 1;
+        if (isRefusal(error) || this.failures >= FAILURES_BEFORE_REFUSAL) this.refuse(error);
       }
     };
 
@@ -225,9 +239,10 @@ export class WebLocks {
 
   /** Hands the first refusal on (a disposed instance has no one left to tell). */
   refuse(error) {
-    if (this.disposed || this.refusal || (this.granted && !isRefusal(error))) return;
-    this.refusal = error;
-    this.probe.refused(error);
+    if (this.disposed || this.refusal || (this.granted && error?.name === 'TimeoutError')) return;
+    // Whatever a broken implementation rejects with, the report names an error.
+    this.refusal = typeof error?.name === 'string' ? error : new Error(String(error));
+    this.probe.refused(this.refusal);
   }
 
   /** Marks `req` finished and forgets it if it is still the current request. */

@@ -313,3 +313,58 @@ test("awaforge's leaderElection where Web Locks refuse: its documented fallback,
   const metrics = __internal.metricsOf(election);
   assert.deepEqual([metrics.mode, metrics.degradedReason, metrics.glue.authorityFallbacks], ['broadcast', 'web-locks-refused:SecurityError', 1]);
 });
+
+test("an explicit 'web-locks' whose lock manager is late: degraded from the probe's deadline until a lock is granted after all (virtual clock)", async (t) => {
+  await load();
+  const clock = virtualClock();
+  const browser = createBrowser();
+  const tab = browser.tab('a');
+  const held = [];
+  let late = true;
+  const locks = {
+    // The probe is never answered; other requests wait until the manager comes back.
+    request: (name, options, callback) => {
+      if (options.ifAvailable) return new Promise(() => {});
+      if (!late) return tab.locks.request(name, options, callback);
+      return new Promise((resolve, reject) => held.push(() => tab.locks.request(name, options, callback).then(resolve, reject)));
+    },
+    query: () => tab.locks.query(),
+  };
+  const baton = createBaton({ namespace: 'late-locks', authority: 'web-locks', env: { ...tab, locks, ...clock.env() } });
+  t.after(() => baton.dispose());
+  const handle = baton.lead('job');
+  const runFor = async (ms, until = () => false) => {
+    const end = clock.now() + ms;
+    for (let i = 0; i < 10_000 && !until(); i += 1) {
+      await settle();
+      if (!clock.step(end)) return;
+    }
+  };
+  await runFor(6_000);
+  assert.deepEqual([baton.support().webLocks, baton.support().degradedReason], [false, 'web-locks-timeout']);
+  assert.notEqual(handle.state(), 'leader');
+  late = false;
+  for (const send of held.splice(0)) send();
+  await runFor(10_000, () => handle.state() === 'leader');
+  assert.equal(handle.state(), 'leader');
+  assert.deepEqual([baton.support().webLocks, baton.support().degraded, baton.support().reason], [true, false, 'asked for by the "authority" option']);
+});
+
+test("a navigator.locks whose requests throw (a broken implementation): 'auto' gives it up after three failures in a row, for broadcast only", async (t) => {
+  const browser = createBrowser();
+  const locks = {
+    request(name, options, callback) {
+      if (options.ifAvailable) return browser.tab('probe-answers').locks.request(name, options, callback);
+      throw new TypeError('locks.request is not implemented');
+    },
+  };
+  const baton = createBaton({ namespace: 'throwing-locks', env: { ...browser.tab('a'), locks } });
+  t.after(() => baton.dispose());
+  const handle = baton.lead('job');
+  await waitFor(() => handle.state() === 'leader');
+  const { support, metrics } = { support: baton.support(), metrics: baton.metrics() };
+  assert.deepEqual([support.authority, support.mode, support.webLocks], ['broadcast', 'broadcast', false]);
+  assert.equal(support.degradedReason, 'web-locks-refused:TypeError');
+  assert.equal(support.reason, 'navigator.locks refused (TypeError): broadcast only');
+  assert.equal(metrics.glue.lockErrors, 3, 'given up at the third failure in a row');
+});

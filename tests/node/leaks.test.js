@@ -5,7 +5,7 @@
 // value handle is ever created, so their count proves nothing and is not checked.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createBaton, __internal } from 'tab-baton';
+import { createBaton, load, __internal } from 'tab-baton';
 import { createBrowser } from 'tab-baton/testing';
 import { openTab, waitFor } from './helpers/tabs.js';
 
@@ -93,4 +93,30 @@ test(`no leaks after ${MESSAGES} messages`, { timeout: 60_000 }, async (t) => {
   baton.dispose();
   await waitFor(() => __internal.liveCores() === 0, { what: 'every core deleted' });
   assert.equal(__internal.coreSessions(), 0, 'every core session closed');
+});
+
+// Each core session holds its tables (256 tabs) in the wasm heap, so a few dozen open cores
+// outgrow the initial memory: the memory grows (wasm/heap-growth.js), the glue reads the new
+// views, and every core keeps working.
+test('the wasm memory grows for many open cores, and every core keeps working', { timeout: 60_000 }, async (t) => {
+  await load();
+  const heapBefore = __internal.heapBytes();
+  const browser = createBrowser({ schedule: queueMicrotask });
+  const batons = [];
+  t.after(() => {
+    for (const b of batons) b.dispose();
+  });
+  for (let i = 0; i < 40; i += 1) {
+    batons.push(createBaton({ namespace: 'grow', id: `tab-${i}`, env: openTab(browser, `tab-${i}`).env, heartbeatMs: 20 }));
+  }
+  const handles = batons.map((b) => b.lead('ws'));
+  await waitFor(() => handles.filter((h) => h.state() === 'leader').length === 1
+    && handles.every((h) => h.leader() !== null), { timeoutMs: 30_000, what: 'one leader that every tab knows' });
+  assert.ok(__internal.heapBytes() > heapBefore, `the heap grew from ${heapBefore} B`);
+  assert.equal(__internal.coreSessions(), 40);
+  const leader = handles.find((h) => h.state() === 'leader').leader().id;
+  for (const h of handles) assert.equal(h.leader().id, leader);
+  for (const b of batons.splice(0)) b.dispose();
+  await waitFor(() => __internal.liveCores() === 0, { what: 'every core deleted' });
+  assert.equal(__internal.coreSessions(), 0);
 });

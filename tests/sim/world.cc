@@ -370,6 +370,21 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
           t.store_failed_ms = clock_ms_;
           break;
         }
+        if (fx.unread) {
+          // A closing page's release: written without a read and committed at once, before
+          // the page is torn down (nothing in it waits for the page); no answer comes back.
+          if (storage_ == StorageMode::works && store_holder_ < 0) {
+            LeaseRecord& stored = lease_store_[fx.resource.str()];
+            LeaseRecord write = t.node->lease_decide(fx.resource, stored, node_now());
+            if (write.present && (stored.owner != write.owner || stored.generation != write.generation ||
+                                  stored.epoch != write.epoch)) {
+              violation("unread release: " + t.id + " overwrote the record of " + stored.owner.str() + " epoch " +
+                        std::to_string(stored.epoch) + " of " + fx.resource.str());
+            }
+            if (write.present) stored = write;
+          }
+          break;
+        }
         Scheduled s{};
         s.at = clock_ms_ + latency(0.5, 2.5);
         s.kind = Kind::lease_txn;
@@ -583,6 +598,10 @@ void World::note_sender(Tab& t, const Scheduled& delivery) {
   if (delivery.from >= 0 && compare_versions(tabs_[delivery.from]->app_version, t.app_version) <= 0) return;
   wire::Frame f;
   if (wire::decode(delivery.bytes.data(), delivery.bytes.size(), f) != wire::DecodeError::ok) return;
+  // A full presence table drops the frames of senders it does not know: this tab has not
+  // heard of this one yet (a flood of made-up ids filled it), and hears of it later.
+  const Presence& table = t.node->presence();
+  if (!table.find(f.sender) && table.size() >= Presence::kMaxCandidates) return;
   Sighting& seen = t.sightings[f.sender.str()];
   if (clock_ms_ - seen.progress_ms >= timings().suspect_ms) {
     seen.first_ms = clock_ms_;
@@ -754,6 +773,7 @@ void World::lock_drop_all(int tab) {
 
 void World::broadcast(Tab& from, const std::vector<uint8_t>& bytes) {
   if (opt_.hostile_every_ms > 0 && hostile_rng_.unit() < 0.01) replay_ = bytes;
+  if (from.id == recorded_tab_) recording_.push_back(bytes);
   for (auto& other : tabs_) {
     if (other->index == from.index || !alive(static_cast<int>(other->state))) continue;
     if (faults_on_ && net_rng_.unit() < opt_.loss) {
@@ -786,6 +806,11 @@ void World::broadcast(Tab& from, const std::vector<uint8_t>& bytes) {
 void World::hold(const std::string& from, const std::string& to) { holds_.push_back(HoldRule{from, to}); }
 
 void World::unhold() { holds_.clear(); }
+
+void World::record_frames(const std::string& from) {
+  recorded_tab_ = from;
+  recording_.clear();
+}
 
 size_t World::deliver(const std::string& from, const std::string& to) {
   size_t n = 0;
@@ -940,12 +965,32 @@ void World::crash(int tab) {
 }
 
 // A graceful close: pagehide, then teardown.
+// The glue's freeze and pagehide handlers abort the lease transactions in flight (none
+// commits later) and say so, once the core has stepped the freeze or the close. An unread
+// release is committed at once (see apply) and never in flight.
+void World::abort_leases(Tab& t) {
+  bool aborted = false;
+  for (auto& [res, count] : t.leases_in_flight) {
+    if (count == 0) continue;
+    count = 0;
+    aborted = true;
+    Event abort;
+    abort.kind = EventKind::lease_aborted;
+    abort.resource = res;
+    deliver(t, abort);
+  }
+  if (!aborted) return;
+  ++t.lease_aborts;
+  if (store_holder_ == t.index) free_store();
+}
+
 void World::close(int tab) {
   Tab& t = *tabs_[tab];
   Event e;
   e.kind = EventKind::lifecycle;
   e.lifecycle = Lifecycle::closing;
   deliver(t, e);
+  abort_leases(t);
   e.kind = EventKind::dispose;
   deliver(t, e);
   t.state = TabState::closed;
@@ -984,22 +1029,7 @@ void World::freeze(int tab, bool announce) {
     e.kind = EventKind::lifecycle;
     e.lifecycle = Lifecycle::frozen;
     deliver(t, e);
-    // The glue's freeze handler aborts the lease transactions in flight (none commits later)
-    // and says so; a silent freeze cannot.
-    bool aborted = false;
-    for (auto& [res, count] : t.leases_in_flight) {
-      if (count == 0) continue;
-      count = 0;
-      aborted = true;
-      Event abort;
-      abort.kind = EventKind::lease_aborted;
-      abort.resource = res;
-      deliver(t, abort);
-    }
-    if (aborted) {
-      ++t.lease_aborts;
-      if (store_holder_ == t.index) free_store();
-    }
+    abort_leases(t);  // a silent freeze cannot
   } else if (trace_) {
     trace_tab(t, "stops silently");
   }

@@ -129,6 +129,10 @@ class World {
   size_t deliver(const std::string& from, const std::string& to);
   size_t drop(const std::string& from, const std::string& to);
   void unhold();
+  // Keeps a copy of every frame `from` broadcasts from now on (a hostile page recording
+  // the channel), for replay; recording another tab starts a new recording.
+  void record_frames(const std::string& from);
+  const std::vector<std::vector<uint8_t>>& recording() const { return recording_; }
 
   // What the interpreter prints.
   double now_ms() const { return clock_ms_; }
@@ -216,6 +220,8 @@ class World {
   std::vector<Scheduled> store_waiting_;
   // The holder's transaction ended: the ones that waited for it run.
   void free_store();
+  // What the glue's freeze and pagehide handlers do first (see Runtime.lifecycle).
+  void abort_leases(Tab& t);
 
   struct LockRequest {
     int tab = -1;
@@ -314,6 +320,8 @@ class World {
   std::map<std::string, uint64_t> clean_term_;    // highest epoch of a term not degraded
   double jumped_ms_ = -1e18;                      // last wall clock jump
   uint64_t forged_seq_ = 1;
+  std::string recorded_tab_;
+  std::vector<std::vector<uint8_t>> recording_;
   std::vector<uint8_t> replay_;                   // a real frame, for replaying
   std::map<std::string, LeaseRecord> lease_store_;
   StorageMode storage_ = StorageMode::works;

@@ -31,7 +31,7 @@ void Node::BroadcastOnly::campaign(Node& n, Resource& r, double now, Effects& ou
   const Config& c = n.config_;
   double base;
   if (!r.leader.empty()) {
-    base = n.presence_.last_progress_ms(r.leader, r.leader_since_ms) + c.suspect_ms;
+    base = n.leader_progress_ms(r) + c.suspect_ms;
   } else {
     base = r.named_successor ? now : r.leaderless_since_ms;
   }

@@ -35,7 +35,10 @@ void Node::WebLocks::campaign(Node& n, Resource& r, double now, Effects& out) co
   // A hidden leader is replaced at once by the best visible tab, but only once it showed
   // progress since this tab began to follow it: one frame (a replay of a leader long
   // gone, heard by a tab that just opened) must not take the lock from whoever holds it.
-  bool hidden_leader = leader && leader->lifecycle == Lifecycle::hidden && leader->last_progress_ms > r.leader_since_ms;
+  // Nor since another tab claimed a newer term: the lock may have moved (the leader
+  // crashed, or lost it), and that claim is not trusted before the leader falls silent.
+  bool hidden_leader = leader && leader->lifecycle == Lifecycle::hidden &&
+                       leader->last_progress_ms > std::max(r.leader_since_ms, r.newer_claim_ms);
   if (hidden_leader && r.policy.prefer_visible && n.lifecycle_ == Lifecycle::active && pos == 0) {
     n.steal(r, out);
     return;
@@ -44,25 +47,17 @@ void Node::WebLocks::campaign(Node& n, Resource& r, double now, Effects& out) co
   // known (it said goodbye, or none was heard yet), the lock queue gets a full suspect
   // timeout to hand over before anyone steals.
   const Config& c = n.config_;
-  double last_progress = leader ? std::max(leader->last_progress_ms, r.queued_ms)
-                                : std::max(r.queued_ms, r.leaderless_since_ms);
+  double last_progress = leader ? std::max(n.leader_progress_ms(r), r.queued_ms) : n.waiting_since_ms(r);
   double steal_after = last_progress + c.suspect_ms + pos * c.rank_stagger_ms;
-  // The silent leader this tab asked to abdicate answered with a goodbye naming this tab,
-  // and gave the lock to the head of the queue instead. A live head claims the term as
-  // soon as its epoch is allocated; if none did by the end of the grace, the head is
-  // frozen or gone too, and a second suspect timeout of waiting for it would double the
-  // takeover: steal as planned (a head still allocating its epoch loses its candidacy).
-  bool answered = r.leader.empty() && r.abdicate_asked_ms >= 0 && r.named_successor &&
-                  r.named_ms >= r.abdicate_asked_ms;
-  if (answered) steal_after = std::min(steal_after, r.abdicate_asked_ms);
-  // The silent leader this tab asked answered without its claim and without naming this
-  // tab: it had stepped down before (a frozen tab's message handler), and whoever got
-  // the lock then never claimed it. A live holder claims within a heartbeat; waiting a
-  // second suspect timeout for one would double the takeover: steal a heartbeat after the
-  // answer unless a leader claims first.
-  bool dropped_after_ask = !answered && r.leader.empty() && r.abdicate_asked_ms >= 0 &&
-                           r.leaderless_since_ms >= r.abdicate_asked_ms;
-  if (dropped_after_ask) steal_after = std::min(steal_after, r.leaderless_since_ms + c.heartbeat_ms);
+  // The silent leader this tab asked to abdicate stopped claiming after the ask: it
+  // answered with a goodbye (its message handler gave the lock to the head of the queue),
+  // or without its claim (it had stepped down before, and whoever got the lock then never
+  // claimed it). A live holder claims as soon as its epoch is allocated; if none did by
+  // the end of the grace, the holder is frozen or gone too, and waiting a second suspect
+  // timeout for it would double the takeover: steal as planned (a holder still allocating
+  // its epoch loses its candidacy).
+  bool stopped_after_ask = r.leader.empty() && r.abdicate_asked_ms >= 0 && r.leaderless_since_ms >= r.abdicate_asked_ms;
+  if (stopped_after_ask) steal_after = std::min(steal_after, r.abdicate_asked_ms);
   if (r.steal_announced_ms >= 0) {
     // Another tab announced its steal: it takes the grace, then up to the storage timeout
     // to start its term (see Node::note_steal_announced).
@@ -70,7 +65,7 @@ void Node::WebLocks::campaign(Node& n, Resource& r, double now, Effects& out) co
     steal_after = std::max(steal_after, stealer_due + pos * c.rank_stagger_ms);
   }
   if (now < steal_after) {
-    if (!dropped_after_ask) r.abdicate_asked_ms = -1;
+    if (!stopped_after_ask) r.abdicate_asked_ms = -1;
     r.wake_ms = std::min(r.wake_ms, steal_after);
     return;
   }

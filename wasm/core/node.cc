@@ -169,13 +169,16 @@ void Node::handle_clock(double now) {
     shift(expected_tick_ms_);
     shift(heartbeat_due_ms_);
     shift(presence_due_ms_);
+    shift(last_answer_ms_);
     presence_.shift(delta);
     for (auto& [name, r] : resources_) {
       shift(r.wake_ms);
       shift(r.queued_ms);
       shift(r.leader_since_ms);
+      shift(r.newer_claim_ms);
       shift(r.leaderless_since_ms);
       shift(r.claimant_since_ms);
+      shift(r.named_ms);
       shift(r.disowned_ms);
       if (r.abdicate_asked_ms >= 0) shift(r.abdicate_asked_ms);
       if (r.steal_announced_ms >= 0) shift(r.steal_announced_ms);
@@ -223,7 +226,13 @@ void Node::on_message(const Event& e, Effects& out) {
   Presence::Observed seen = presence_.observe(f, now);
   if (seen == Presence::Observed::stale_generation) {
     ++metrics_.dropped_stale_generation;
-    note_unseen_claims(f, now);
+    // Broadcast-only has no authority: a claim decides whoever sends it, so a claim in a
+    // frame of the generation this table cannot see still ends an older term.
+    if (claims_decide()) {
+      for (const auto& c : f.claims) on_claim(f, c, now, out);
+    } else {
+      note_unseen_claims(f, now);
+    }
     return;
   }
   if (seen == Presence::Observed::old_frame) {
@@ -264,9 +273,10 @@ void Node::on_message(const Event& e, Effects& out) {
 
 // Two generations contest the sender's id and this frame lost: its sender may be the
 // real tab, which this table cannot see until the other generation goes quiet. A claim in
-// it says the authority may be held by a tab that runs, so a tab that knows no leader there
-// waits a full suspect timeout from now before it takes the authority. A forger can delay
-// a takeover this way, as with claims of its own; it cannot make a holder lose it.
+// it says the authority (a lock or a lease) may be held by a tab that runs, so a tab that
+// knows no leader there waits a full suspect timeout from now before it takes the
+// authority. A forger can delay a takeover this way, as with claims of its own; it cannot
+// make a holder lose it.
 void Node::note_unseen_claims(const wire::Frame& f, double now) {
   for (const auto& c : f.claims) {
     Resource* r = resources_.find(c.resource);
@@ -411,6 +421,7 @@ void Node::step_down(Resource& r, Reason why, double now, Effects& out, bool ann
   }
   if (r.leader == config_.id) clear_leader(r, now, out);
   authority_->release(*this, r, now, out);
+  r.lease_valid_until_ms = 0;  // the term, and what its lease record vouched for, ended
   if (announce && was_leader) {
     wire::Frame bye = frame(wire::Kind::goodbye);
     bye.subject = r.name;

@@ -134,6 +134,9 @@ struct Effect {
   uint64_t epoch = 0;
   Reason reason = Reason::none;
   Degraded degraded = Degraded::none;  // elected: why this term's epoch may repeat an earlier one
+  // lease_try: write what lease_decide returns without reading the store first, and commit
+  // at once (a closing page cannot wait for a read to answer).
+  bool unread = false;
 };
 
 // What one step asks for, in order.
@@ -206,7 +209,9 @@ class Node {
 
  private:
   enum class LockState : uint8_t { none, queued, held };
-  enum class LeaseOp : uint8_t { none, acquire, renew, release };
+  // release_unread: a closing page's release of a term still valid, written without a read
+  // (see Lease::release).
+  enum class LeaseOp : uint8_t { none, acquire, renew, release, release_unread };
   // The authorities' strategies (authority.h), one instance each.
   class Strategy;
   class WebLocks;
@@ -251,6 +256,9 @@ class Node {
     TabId leader;
     uint64_t leader_epoch = 0;
     double leader_since_ms = 0;
+    // When another tab that makes progress claimed a newer term than the known leader's,
+    // and this tab did not follow it (WebLocks::campaign).
+    double newer_claim_ms = -kNever;
     // Web Locks.
     LockState lock = LockState::none;
     double queued_ms = 0;
@@ -351,6 +359,11 @@ class Node {
   int rank_position(const Resource& r, double now, std::string_view except) const;
   TabId best_successor(const Resource& r, double now) const;
   bool leader_silent(const Resource& r, double now, double limit) const;
+  // When the known leader last made progress, as this tab may count it (see ranking.cc).
+  double leader_progress_ms(const Resource& r) const;
+  // Since when this tab has waited for a leader it may follow: it queued for the lock, or
+  // the last leader's term ended.
+  double waiting_since_ms(const Resource& r) const;
   // When a lease record stops being valid, as far as this tab can trust the clock.
   double lease_expiry(const Resource& r, const LeaseRecord& rec) const;
   // When another tab's record may be taken over by compare-and-set: its takeover time (or

@@ -120,6 +120,7 @@ void Node::follower_hears_claim(Resource& r, const wire::Frame& f, const wire::C
             (f.sender != r.leader && claims_decide() && claim_wins(r, f, c, now));
   }
   if (adopt) set_leader(r, f.sender, c.epoch, now, out);
+  else if (progressing && c.epoch > r.leader_epoch) r.newer_claim_ms = now;
 }
 
 bool Node::claim_wins(const Resource& r, const wire::Frame& f, const wire::Claim& c, double now) const {

@@ -12,7 +12,12 @@
 // sender that keeps forging a real tab's id and generation with a rising tick sequence
 // makes that id look alive, as it wishes, for as long as it keeps sending. Under Web
 // Locks and the lease this can delay taking over from a frozen leader, never depose a
-// healthy one.
+// healthy one. Replaying a tab's recorded frames in their order needs no forging and does
+// the same, bounded: below the newest and rising, they cannot be told from the real tab's
+// frames after a forger leapt ahead of it, so each recorded tick counts as progress once
+// (a second pass rises above nothing new). A replayer that spaces the frames out keeps a
+// silent tab alive for up to a suspect timeout per recorded frame that carries a tick of
+// its own (scenario hostile_replayed_sequence.txt).
 #pragma once
 #include <cstdint>
 #include <string_view>

@@ -1,6 +1,8 @@
 // Who may lead a resource (eligibility) and who should (rank): this tab's view of itself
 // and of the tabs in its presence table, under the resource's policy (policy.h).
 
+#include <algorithm>
+
 #include "node.h"
 
 namespace baton {
@@ -84,8 +86,24 @@ TabId Node::best_successor(const Resource& r, double now) const {
 }
 
 bool Node::leader_silent(const Resource& r, double now, double limit) const {
-  double progress = presence_.last_progress_ms(r.leader, r.leader_since_ms);
-  return now - progress >= limit;  // the same boundary BroadcastOnly::campaign uses
+  return now - leader_progress_ms(r) >= limit;  // the same boundary BroadcastOnly::campaign uses
 }
+
+// A frame shows that its sender handles messages, not that its timer runs: a frozen tab
+// still answers. So only a tick this tab saw rise is progress. A leader heard of but never
+// seen to progress may have sent every frame so far from a message handler, however late
+// this tab first heard of it (an answer lost or rate-limited, a goodbye for another
+// resource): hearing of it does not restart the wait this tab was in. It gets as long from
+// then as a leader that showed progress counts as alive (1.5 heartbeats, Presence::liveness),
+// in which a leader whose timer runs heartbeats again.
+double Node::leader_progress_ms(const Resource& r) const {
+  const Candidate* c = presence_.find(r.leader);
+  if (!c) return presence_.last_progress_ms(r.leader, r.leader_since_ms);
+  if (c->progressed) return c->last_progress_ms;
+  double heard = c->first_seen_ms + 1.5 * config_.heartbeat_ms - config_.suspect_ms;
+  return std::min(c->last_progress_ms, std::max(waiting_since_ms(r), heard));
+}
+
+double Node::waiting_since_ms(const Resource& r) const { return std::max(r.queued_ms, r.leaderless_since_ms); }
 
 }  // namespace baton

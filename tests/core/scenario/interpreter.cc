@@ -129,6 +129,8 @@ std::string Interpreter::run(const std::string& line) {
       world().run_until(world().now_ms());
     }
     else if (c.name == "hostile") hostile(c);
+    else if (c.name == "record") { needs(1); tab(c.args[0]); world().record_frames(c.args[0]); }
+    else if (c.name == "replay") replay(duration(c.get("every", "1s")));
     else if (c.name == "end-faults") world().end_faults();
     else if (c.name == "liveness") world().check_liveness();
     else if (c.name == "trace") {
@@ -227,7 +229,8 @@ void Interpreter::hostile(Command& c) {
       std::vector<uint8_t> bytes = wire::encode(f);
       for (size_t i = 0; i < world().tab_count(); ++i) world().inject(static_cast<int>(i), bytes);
       world().run_until(world().now_ms());
-      if (world().now_ms() + kStreamEveryMs > end) break;
+      // A violation stops the world's clock: the stream ends with it.
+      if (!world().report().violations.empty() || world().now_ms() + kStreamEveryMs > end) break;
       world().run_until(world().now_ms() + kStreamEveryMs);
     }
     return;
@@ -270,6 +273,18 @@ void Interpreter::hostile(Command& c) {
     fail("hostile kinds: junk, oversized, foreign-version, claim, abdicate, goodbye, flood, presence");
   }
   world().run_until(world().now_ms());
+}
+
+// replay [every=DURATION]: the frames `record` kept, sent again in their order to every
+// tab, one every DURATION (default 1 s), as a hostile page that recorded the channel would.
+void Interpreter::replay(double every_ms) {
+  const auto recording = world().recording();
+  out_.push_back("replays " + std::to_string(recording.size()) + " recorded frame(s)");
+  for (size_t i = 0; i < recording.size(); ++i) {
+    if (i > 0) world().run_until(world().now_ms() + every_ms);
+    for (size_t t = 0; t < world().tab_count(); ++t) world().inject(static_cast<int>(t), recording[i]);
+    world().run_until(world().now_ms());
+  }
 }
 
 // state [NAME...]: each tab's view of each resource it joined.

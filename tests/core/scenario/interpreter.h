@@ -36,6 +36,7 @@ class Interpreter {
   void add(Command& c);
   void join(Command& c);
   void hostile(Command& c);
+  void replay(double every_ms);
   void print_state(const Command& c);
   void print_metrics(const Command& c);
   void fail(const std::string& why);
