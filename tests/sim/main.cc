@@ -5,7 +5,7 @@
 //   baton_sim --seed 42 --mode lease     replays one run
 //   baton_sim --no-fence --expect-violation   proves the checks catch a stale owner
 //   baton_sim --trust-claims --expect "durable floor"   proves that check catches its bug
-//   baton_sim --seed 84 --mode broadcast --no-fence --write-scenario FILE
+//   baton_sim --seed 26 --mode broadcast --no-fence --write-scenario FILE
 //                                        writes the run as a scenario file (tests/core/testdata)
 #include <chrono>
 #include <cstdio>

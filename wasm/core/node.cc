@@ -144,9 +144,9 @@ void Node::run_due(double now, bool timer, Effects& out) {
   // step, they would move the deadline later without a tick, so the tick sequence they
   // carry would stop rising while the timer kept being pushed back.
   if (!timer) return;
-  if (leads_anything()) {
-    if (now >= heartbeat_due_ms_) send_heartbeat(now, out);
-  } else if (now >= presence_due_ms_ - presence_slack_ms()) {
+  if (leads_anything() && now >= heartbeat_due_ms_) {
+    send_heartbeat(now, out);
+  } else if (now >= presence_due_ms_) {
     send(frame(wire::Kind::presence), out);
     presence_due_ms_ = now + refresh_ms();
   }

@@ -407,7 +407,6 @@ class Node {
   // Rate-limited, since one hostile sender could otherwise make every frame an echo.
   void answer(double now, Effects& out);
   double refresh_ms() const;
-  double presence_slack_ms() const;
   bool leads_anything() const;
   void handle_clock(double now);
 

@@ -42,20 +42,12 @@ void Node::send_heartbeat(double now, Effects& out) {
 }
 
 // Leaders show progress every heartbeat. Followers refresh their presence less often
-// the more tabs there are, so the channel's total traffic grows linearly with tabs; and
-// never more often than they look at their leader's silence anyway, so that a refresh
-// never needs a wake-up of its own (see presence_slack_ms).
+// the more tabs there are, so the channel's total traffic grows linearly with tabs.
 double Node::refresh_ms() const {
   if (leads_anything()) return config_.heartbeat_ms;
   double tabs = static_cast<double>(presence_.size() + 1);
-  return std::max(config_.heartbeat_ms * std::min(kMaxRefreshHeartbeats, tabs), presence_slack_ms());
+  return config_.heartbeat_ms * std::min(kMaxRefreshHeartbeats, tabs);
 }
-
-// A follower's timer wakes anyway to look at its leader's silence, at the latest about a
-// suspect timeout after the last look (a heartbeat more covers the rank stagger). A refresh
-// that would fall due before the next look goes out with this one instead of waking the
-// tab once more: early, never late, so the others hear it within the interval it announces.
-double Node::presence_slack_ms() const { return config_.suspect_ms + config_.heartbeat_ms; }
 
 bool Node::leads_anything() const {
   return std::any_of(resources_.begin(), resources_.end(),
