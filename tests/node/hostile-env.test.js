@@ -398,3 +398,17 @@ test("a working lock manager whose answer is queued behind the probe's deadline 
   assert.equal(handle.state(), 'leader');
   assert.deepEqual([baton.support().mode, baton.support().webLocks, baton.support().degradedReason], ['web-locks', true, null]);
 });
+
+test("broadcast-channel's hasLeader() where Web Locks refuse: it answers from what the tab knows, it does not reject", async (t) => {
+  const browser = createBrowser();
+  const electors = [
+    createLeaderElection('bc-refused', { env: { ...browser.tab('auto'), locks: refusingLocks } }),
+    createLeaderElection('bc-refused-explicit', { authority: 'web-locks', env: { ...browser.tab('explicit'), locks: refusingLocks } }),
+  ];
+  t.after(() => Promise.all(electors.map((elector) => elector.die())));
+  // Asked at once, before the first lock request finds the refusal; and for an explicit 'web-locks', for good.
+  assert.deepEqual(await Promise.all(electors.map((elector) => elector.hasLeader())), [false, false]);
+  const [auto] = electors;
+  await auto.awaitLeadership();
+  assert.equal(await auto.hasLeader(), true);
+});
