@@ -412,3 +412,24 @@ test("broadcast-channel's hasLeader() where Web Locks refuse: it answers from wh
   await auto.awaitLeadership();
   assert.equal(await auto.hasLeader(), true);
 });
+
+test("an explicit 'web-locks' whose requests fail for a while: degraded after three failures in a row, no longer once a lock is granted", async (t) => {
+  const browser = createBrowser();
+  const tab = browser.tab('a');
+  let failing = true;
+  const locks = {
+    request: (name, options, callback) => {
+      if (failing && !options.ifAvailable) return Promise.reject(new TypeError('locks.request failed'));
+      return tab.locks.request(name, options, callback);
+    },
+    query: () => tab.locks.query(),
+  };
+  const baton = createBaton({ namespace: 'failing-locks', authority: 'web-locks', env: { ...tab, locks } });
+  t.after(() => baton.dispose());
+  const handle = baton.lead('job');
+  await waitFor(() => baton.support().degraded, { timeoutMs: 20000 });
+  assert.deepEqual([baton.support().webLocks, baton.support().degradedReason], [false, 'web-locks-refused:TypeError']);
+  failing = false;
+  await waitFor(() => handle.state() === 'leader', { timeoutMs: 20000, what: 'the core asks again, with backoff, and is granted' });
+  assert.deepEqual([baton.support().webLocks, baton.support().degraded, baton.support().reason], [true, false, 'asked for by the "authority" option']);
+});
