@@ -238,8 +238,10 @@ void write_effect(Writer& w, const Effect& fx) {
       w.u8(static_cast<uint8_t>(fx.reason));
       w.u8(static_cast<uint8_t>(fx.degraded));
       break;
-    case EffectKind::lock_release:
     case EffectKind::lease_try:
+      w.u8(fx.unread ? 1 : 0);
+      break;
+    case EffectKind::lock_release:
     case EffectKind::leader_changed:
       break;
   }

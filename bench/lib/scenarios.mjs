@@ -91,8 +91,11 @@ async function handoverTrial(group, kind, timeoutMs, settleMs) {
   const t0 = nodeNow();
   const waiting = pool.nextLeader(leader, timeoutMs, t0);
   const ending = kind === 'close' ? pool.close(leader) : pool.crash(leader);
-  const got = await waiting;
+  const heard = await waiting;
+  // A console message can arrive after the wait ended on a loaded machine: the pages' records.
+  const got = heard ?? (await leaderFromRecords(pool, leader, t0, timeoutMs));
   const r = { fromCommand: got ? pool.toNode(got.ev.at) - t0 : null };
+  if (got && !heard) r.heardLate = true;
   // Web Locks: the browser's part (command -> the lock granted in the next tab) and the
   // library's part after it (grant -> leadership callback), from the grant the page saw last.
   if (got && got.ev.grantedAt != null) {

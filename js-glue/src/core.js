@@ -251,6 +251,8 @@ const registry =
  * @property {Uint8Array} [bytes] `broadcast`: the frame (a copy, owned by the caller).
  * @property {'queue'|'if-available'|'steal'} [mode] `lock-request`.
  * @property {number} [floor] `allocate-epoch`: the new epoch must exceed this.
+ * @property {boolean} [unread] `lease-try`: write the record `leaseDecide` gives without
+ *   reading the store, and commit at once (a closing page's release).
  * @property {number} [epoch] `elected`, `deposed`: the term.
  * @property {string} [reason] `elected`, `deposed`: why.
  * @property {string} [degraded] `elected`, `deposed`: why the term's epoch may repeat an
@@ -334,6 +336,9 @@ export class Core {
           break;
         case 3:
           effect.floor = rf64();
+          break;
+        case 4:
+          effect.unread = r8() === 1;
           break;
         case 5:
         case 6:

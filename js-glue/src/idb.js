@@ -41,6 +41,8 @@ export class Database {
     this.refusal = null;
     /** @type {Promise<any> | null} */
     this.opening = null;
+    /** The open connection, once `opening` resolved: a transaction on it starts in the same task. */
+    this.connection = null;
     this.closed = false;
   }
 
@@ -61,8 +63,10 @@ export class Database {
           db.onversionchange = () => {
             db.close();
             if (this.opening === opening) this.opening = null;
+            if (this.connection === db) this.connection = null;
           };
           if (this.closed) db.close();
+          else if (this.opening === opening) this.connection = db;
           resolve(db);
         };
         req.onerror = () => reject(req.error ?? new Error('indexedDB.open failed'));
@@ -89,7 +93,8 @@ export class Database {
   /**
    * Runs `body(stores, tx)` in one read-write transaction over `storeNames`. Resolves when
    * the transaction commits; rejects when it fails, aborts, or misses the deadline (then it
-   * is aborted, so it cannot commit later).
+   * is aborted, so it cannot commit later). On an open connection the transaction begins
+   * before this returns (a closing page's release must reach the store before its goodbye).
    * @param {string[]} storeNames
    * @param {(stores: Record<string, any>, tx: any) => void} body
    * @returns {Promise<void>}
@@ -114,7 +119,9 @@ export class Database {
         try {
           tx = db.transaction(storeNames, 'readwrite');
         } catch (error) {
-          if (this.opening) this.opening = null; // a closed connection: open again next time
+          // A closed connection: open again next time.
+          this.opening = null;
+          this.connection = null;
           finish(error);
           return;
         }
@@ -128,12 +135,14 @@ export class Database {
           finish(error);
         }
       };
-      this.open().then(start, (error) => finish(error));
+      if (this.connection && !this.closed) start(this.connection);
+      else this.open().then(start, (error) => finish(error));
     });
   }
 
   close() {
     this.closed = true;
+    this.connection = null;
     this.opening?.then((db) => db.close(), () => {});
   }
 }

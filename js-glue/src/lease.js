@@ -31,13 +31,15 @@ export class LeaseAuthority {
   }
 
   /**
-   * Aborts every transaction in flight that has not begun to commit. An aborted one writes
-   * nothing and reports nothing: the caller tells the core (`lease_aborted`).
+   * Aborts every transaction in flight that has not begun to commit, but unread ones (they
+   * wait for nothing). An aborted one writes nothing and reports nothing: the caller tells
+   * the core (`lease_aborted`).
    * @returns {string[]} the resources whose transaction was aborted
    */
   abortAll() {
     const aborted = [];
     for (const run of this.running) {
+      if (run.unread) continue;
       try {
         run.tx?.abort();
         run.aborted = true;
@@ -53,14 +55,20 @@ export class LeaseAuthority {
    * Runs one lease transaction for `resource`. The record's key is per protocol version, the
    * epoch counter is not: a new owner's epoch starts above the counter too, and the counter
    * follows it, so epochs keep rising across deploys and authorities.
+   *
+   * `unread` (a closing page's release): the core's record is written without a read and
+   * committed at once, so that nothing in the transaction waits for the page, which is
+   * being torn down. The record keeps its epoch: the counter needs no write.
+   * @param {string} resource
+   * @param {boolean} [unread]
    * @returns {Promise<void>} settles when the outcome has been reported
    */
-  run(resource) {
+  run(resource, unread = false) {
     this.counters.leaseTransactions += 1;
     let stored = null;
     let wrote = null;
     // Not begun yet when aborted: its body aborts it at once.
-    const run = { resource, tx: null, aborted: false };
+    const run = { resource, unread, tx: null, aborted: false };
     this.running.add(run);
     return this.database
       .readwrite(['leases', 'epochs'], ({ leases, epochs }, tx) => {
@@ -70,6 +78,13 @@ export class LeaseAuthority {
           return;
         }
         const key = this.key(resource);
+        if (unread) {
+          const next = this.decide(resource, null);
+          if (next) leases.put({ ...next }, key);
+          stored = next;
+          tx.commit?.();
+          return;
+        }
         const get = leases.get(key);
         const counter = epochs.get(resource);
         counter.onsuccess = () => {

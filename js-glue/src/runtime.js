@@ -240,13 +240,16 @@ export class Runtime {
   /** @param {'active'|'hidden'|'frozen'|'restored'|'closing'} state */
   lifecycle(state) {
     this.step((core, now) => core.lifecycle(now, state));
-    if (state === 'frozen') this.abortLeaseTransactions();
+    if (state === 'frozen' || state === 'closing') this.abortLeaseTransactions();
   }
 
   /**
-   * In the `freeze` handler: a lease transaction left open would hold the store while this
-   * page is frozen (no other tab could take the lease over), so the ones in flight are
-   * aborted, and the core hears of it now, not when the page thaws.
+   * In the `freeze` and `pagehide` handlers, once the core has stepped the freeze or the
+   * close (from then on it starts no transaction that waits on the page): a lease
+   * transaction left open would hold the store while this page is frozen or being torn down
+   * (no other tab could take the lease over), so the ones in flight are aborted, and the
+   * core hears of it now, not when the page thaws. A closing leader's unread release is
+   * not aborted: it waits for nothing, and runs once the renewal before it is aborted.
    */
   abortLeaseTransactions() {
     for (const resource of this.leaseAuthority?.abortAll() ?? []) {
@@ -339,14 +342,16 @@ export class Runtime {
           break;
         }
         this.inFlight += 1;
-        this.lease ??= this.makeLease();
-        this.lease
-          .then((lease) => lease.run(resource), () => {
-            // lease.js could not be loaded (its chunk not served): the try failed.
-            this.counters.leaseFailures += 1;
-            this.step((core, now) => core.resourceEvent('lease_failed', now, resource));
-          })
-          .finally(() => this.settled());
+        // Once the lease is made, its transaction begins in this task: a closing page's
+        // release then reaches the store before the goodbye that follows it.
+        (this.leaseAuthority
+          ? this.leaseAuthority.run(resource, effect.unread)
+          : (this.lease ??= this.makeLease()).then((lease) => lease.run(resource, effect.unread), () => {
+              // lease.js could not be loaded (its chunk not served): the try failed.
+              this.counters.leaseFailures += 1;
+              this.step((core, now) => core.resourceEvent('lease_failed', now, resource));
+            })
+        ).finally(() => this.settled());
         break;
       default:
         this.notices.push(effect);

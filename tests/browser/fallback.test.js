@@ -93,8 +93,8 @@ for (const { mode, query, support } of MODES) {
       const result = await checkRelayHandover({ survivors, oldEpoch: leaderSnap.resources['sse-relay'].epoch, t0, server: fixture.server, label: `${mode} close` });
       await assertSingleLeaders(survivors);
       if (mode === 'lease') {
-        // The successor named in the goodbye took the record over 150 ms after it, once the
-        // record was not renewed meanwhile: no wait for a timeout.
+        // The successor named in the goodbye took the record over on the goodbye (released in
+        // pagehide, or 150 ms after it when the term was in doubt): no wait for a timeout.
         const first = result.terms[0];
         const heir = result.snaps.find((x) => x.log.some((t) => t.resource === 'sse-relay' && t.to === 'leader' && t.epoch === first));
         assert.equal(termCause(heir, 'sse-relay', first), 'leader-goodbye', `${heir.id} took over on the goodbye`);

@@ -7,6 +7,9 @@
 // - Frozen silently (the page's lifecycle events never reach Baton): another tab takes the
 //   record over once the leader is silent; at the thaw the old leader steps down, and no
 //   two tabs ever lead with the same epoch.
+// - Closed (pagehide), also with its renewal in flight (aborted first): the leader releases
+//   its record without reading it; the next tab takes it on its first try, with the next
+//   epoch.
 // Everything waits for state; nothing asserts a time.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,17 +19,21 @@ import { uniqueNs, waitFor } from './demo-helpers.js';
 
 // Long enough that a busy 2-core machine does not make a live leader look stalled.
 const TIMINGS = 'heartbeatMs=250&suspectMs=1500&leaseMs=3000';
+// Close tests: slower renewals, so that the term is still valid when the page closes (a held
+// renewal and the close command can take a while on a loaded machine); a term in doubt
+// releases nothing (scenario lease_close_in_doubt.txt).
+const CLOSE_TIMINGS = 'heartbeatMs=500&suspectMs=6000&leaseMs=12000';
 // Generous: a loaded machine runs the renderers late; the waits end as soon as the state shows.
 const WAIT = { timeoutMs: 30000 };
 
 const fixture = useBrowserFixture();
 const snap = (tab) => tab.page.evaluate(() => window.__tab.snapshot());
 
-async function openTabs(label, query = '') {
+async function openTabs(label, query = '', timings = TIMINGS) {
   const ns = uniqueNs(label);
   const tabs = [];
   for (const id of ['a', 'b', 'c']) {
-    const tab = await fixture.openTestPage(`lease-tab.html?ns=${ns}&id=${id}&${TIMINGS}${query}`);
+    const tab = await fixture.openTestPage(`lease-tab.html?ns=${ns}&id=${id}&${timings}${query}`);
     tab.id = id;
     await waitFor(() => tab.page.evaluate(() => Boolean(window.__tab)), { what: `${id} ready`, ...WAIT });
     tabs.push(tab);
@@ -54,6 +61,47 @@ function termCause(s, epoch) {
   const elected = s.log.findLastIndex((t) => t.to === 'leader' && t.epoch === epoch);
   return s.log.slice(0, elected).findLast((t) => t.to === 'candidate')?.reason ?? null;
 }
+
+describe('lease: a leader that closes (headless Chromium)', { timeout: 120000 }, () => {
+  it('closed: the released record is taken on the first try after the goodbye', async () => {
+    const tabs = await openTabs('lease-close', '', CLOSE_TIMINGS);
+    try {
+      const first = await waitForOneLeader(tabs);
+      const old = tabs.find((t) => t.id === first.id);
+      const others = tabs.filter((t) => t !== old);
+      const closedAt = Date.now(); // the pages' log times are this machine's wall clock too
+      await closeTab(old);
+      const next = await waitForOneLeader(others, { aboveEpoch: first.token.epoch, what: 'the successor' });
+      assert.equal(next.token.epoch, first.token.epoch + 1, 'the next epoch');
+      // The successor the goodbye names tries at once; the other tab may try too (its copy of
+      // the record is old) and win. Either way the record was released: no try lost to it.
+      assert.ok(['leader-goodbye', 'lease-acquired'].includes(termCause(next, next.token.epoch)));
+      const lost = next.log.filter((t) => t.at >= closedAt && t.reason === 'lease-lost');
+      assert.deepEqual(lost, [], `${next.id} took the record on its first try`);
+    } finally {
+      for (const tab of tabs) await closeTab(tab).catch(() => {});
+    }
+  });
+
+  it('closed with its renewal in flight: pagehide aborts it and still releases the record', async () => {
+    const tabs = await openTabs('lease-close-in-flight', '', CLOSE_TIMINGS);
+    try {
+      const first = await waitForOneLeader(tabs);
+      const old = tabs.find((t) => t.id === first.id);
+      const others = tabs.filter((t) => t !== old);
+      await old.page.evaluate(() => window.__tab.holdLeaseTransaction());
+      await waitFor(async () => (await snap(old)).held, { what: 'the renewal held open', ...WAIT });
+      const closedAt = Date.now();
+      await closeTab(old);
+      const next = await waitForOneLeader(others, { aboveEpoch: first.token.epoch, what: 'the successor' });
+      assert.equal(next.token.epoch, first.token.epoch + 1, 'the next epoch');
+      const lost = next.log.filter((t) => t.at >= closedAt && t.reason === 'lease-lost');
+      assert.deepEqual(lost, [], `${next.id} took the record on its first try`);
+    } finally {
+      for (const tab of tabs) await closeTab(tab).catch(() => {});
+    }
+  });
+});
 
 describe('lease: a frozen leader (headless Chromium)', { timeout: 180000 }, () => {
   it('frozen with its renewal in flight: the freeze handler aborts it, and the named successor leads while it is frozen', async () => {

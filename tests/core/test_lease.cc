@@ -243,18 +243,37 @@ TEST_CASE("lease: a renewal still in flight at the takeover time leaves the term
   CHECK(now < theirs.expires_ms);
 }
 
-TEST_CASE("lease: a closing page gives its record up by its goodbye alone, without a transaction") {
+TEST_CASE("lease: a closing page releases a valid term's record unread, and one in doubt not at all") {
   Node a(config("a", Authority::lease));
-  lease_lead(a, 0);
+  LeaseRecord mine = lease_lead(a, 0);
   Event closing = event(EventKind::lifecycle, 500);
   closing.lifecycle = Lifecycle::closing;
   auto fx = a.step(closing);
   REQUIRE(find(fx, EffectKind::deposed));
-  CHECK(count(fx, EffectKind::lease_try) == 0);  // it would hold the store until teardown
-  CHECK(find(fx, EffectKind::broadcast));         // the goodbye
-  // Stepping down while the page stays: the record is released for tabs that missed the goodbye.
+  REQUIRE(count(fx, EffectKind::lease_try) == 1);
+  CHECK(find(fx, EffectKind::lease_try)->unread);  // a read would wait on a page being torn down
+  CHECK(find(fx, EffectKind::broadcast));          // the goodbye
+  // Written without a read: the record of its term, expired, whatever the glue passes in.
+  LeaseRecord released = a.lease_decide("ws", LeaseRecord{}, 500);
+  CHECK(released.present);
+  CHECK(released.owner == "a");
+  CHECK(released.epoch == mine.epoch);
+  CHECK(released.expires_ms == 0);
+  CHECK(released.takeover_ms == 0);
+
+  // Past the time others may take its record over (the term is in doubt), the record may be
+  // another tab's: nothing is written.
   Node b(config("b", Authority::lease));
   lease_lead(b, 0);
-  fx = b.step(event(EventKind::abdicate, 500, "ws"));
-  CHECK(count(fx, EffectKind::lease_try) == 1);
+  closing.now_ms = b.view("ws").valid_until_ms;
+  fx = b.step(closing);
+  REQUIRE(find(fx, EffectKind::deposed));
+  CHECK(count(fx, EffectKind::lease_try) == 0);
+
+  // Stepping down while the page stays: the record is released, read first as usual.
+  Node c(config("c", Authority::lease));
+  lease_lead(c, 0);
+  fx = c.step(event(EventKind::abdicate, 500, "ws"));
+  REQUIRE(count(fx, EffectKind::lease_try) == 1);
+  CHECK(!find(fx, EffectKind::lease_try)->unread);
 }

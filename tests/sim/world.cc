@@ -372,6 +372,21 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
           t.store_failed_ms = clock_ms_;
           break;
         }
+        if (fx.unread) {
+          // A closing page's release: written without a read and committed at once, before
+          // the page is torn down (nothing in it waits for the page); no answer comes back.
+          if (storage_ == StorageMode::works && store_holder_ < 0) {
+            LeaseRecord& stored = lease_store_[fx.resource.str()];
+            LeaseRecord write = t.node->lease_decide(fx.resource, stored, node_now());
+            if (write.present && (stored.owner != write.owner || stored.generation != write.generation ||
+                                  stored.epoch != write.epoch)) {
+              violation("unread release: " + t.id + " overwrote the record of " + stored.owner.str() + " epoch " +
+                        std::to_string(stored.epoch) + " of " + fx.resource.str());
+            }
+            if (write.present) stored = write;
+          }
+          break;
+        }
         Scheduled s{};
         s.at = clock_ms_ + latency(0.5, 2.5);
         s.kind = Kind::lease_txn;
@@ -952,12 +967,32 @@ void World::crash(int tab) {
 }
 
 // A graceful close: pagehide, then teardown.
+// The glue's freeze and pagehide handlers abort the lease transactions in flight (none
+// commits later) and say so, once the core has stepped the freeze or the close. An unread
+// release is committed at once (see apply) and never in flight.
+void World::abort_leases(Tab& t) {
+  bool aborted = false;
+  for (auto& [res, count] : t.leases_in_flight) {
+    if (count == 0) continue;
+    count = 0;
+    aborted = true;
+    Event abort;
+    abort.kind = EventKind::lease_aborted;
+    abort.resource = res;
+    deliver(t, abort);
+  }
+  if (!aborted) return;
+  ++t.lease_aborts;
+  if (store_holder_ == t.index) free_store();
+}
+
 void World::close(int tab) {
   Tab& t = *tabs_[tab];
   Event e;
   e.kind = EventKind::lifecycle;
   e.lifecycle = Lifecycle::closing;
   deliver(t, e);
+  abort_leases(t);
   e.kind = EventKind::dispose;
   deliver(t, e);
   t.state = TabState::closed;
@@ -996,22 +1031,7 @@ void World::freeze(int tab, bool announce) {
     e.kind = EventKind::lifecycle;
     e.lifecycle = Lifecycle::frozen;
     deliver(t, e);
-    // The glue's freeze handler aborts the lease transactions in flight (none commits later)
-    // and says so; a silent freeze cannot.
-    bool aborted = false;
-    for (auto& [res, count] : t.leases_in_flight) {
-      if (count == 0) continue;
-      count = 0;
-      aborted = true;
-      Event abort;
-      abort.kind = EventKind::lease_aborted;
-      abort.resource = res;
-      deliver(t, abort);
-    }
-    if (aborted) {
-      ++t.lease_aborts;
-      if (store_holder_ == t.index) free_store();
-    }
+    abort_leases(t);  // a silent freeze cannot
   } else if (trace_) {
     trace_tab(t, "stops silently");
   }

@@ -220,6 +220,8 @@ class World {
   std::vector<Scheduled> store_waiting_;
   // The holder's transaction ended: the ones that waited for it run.
   void free_store();
+  // What the glue's freeze and pagehide handlers do first (see Runtime.lifecycle).
+  void abort_leases(Tab& t);
 
   struct LockRequest {
     int tab = -1;

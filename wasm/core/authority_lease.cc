@@ -6,7 +6,8 @@
 // leaving owner's goodbye names it, or by compare-and-set when the owner went silent: no
 // renewal by the record's takeover time and no heartbeat for the suspect timeout.
 // Transactions start neither from a message handler nor in a frozen or closing page (see
-// may_start_lease). Three failed transactions in a row give the lease up for
+// may_start_lease), except a closing leader's release of a term still valid, which needs
+// no read (Lease::release). Three failed transactions in a row give the lease up for
 // broadcast-only (every term then degraded).
 #include <algorithm>
 #include <utility>
@@ -105,13 +106,23 @@ void Node::Lease::contest(Node& n, Resource& r, double now, Effects& out) const 
   }
 }
 
-// A freezing, frozen or closing page starts no transaction, nor does a message handler
-// (see may_start_lease): the goodbye names a successor, who takes the record over at once
-// (lease_takeover_allowed); the others may once its takeover time has passed. A release
-// in pagehide would hold the store until the page is torn down.
+// A freezing or frozen page starts no transaction, nor does a message handler (see
+// may_start_lease): the goodbye names a successor, who takes the record over from the hello
+// window on (lease_takeover_allowed); the others may once its takeover time has passed.
+// A closing page (pagehide) cannot wait for a read either: a transaction that waits on the
+// page would hold the store until the page is torn down. While its term is valid, no other
+// tab can have taken the record (its takeover time is later), so the record in the store is
+// the one this term wrote: the release writes its expired copy without reading, and the
+// successor takes it at once. It replaces a renewal in flight, which the glue's pagehide
+// handler aborts (on_lease_aborted).
 void Node::Lease::release(Node& n, Resource& r, double now, Effects& out) const {
-  if (r.lease_op != LeaseOp::none) r.lease_op = LeaseOp::release;  // the in-flight one releases instead
-  else if (n.may_start_lease(now) && !n.message_step_) n.start_lease(r, LeaseOp::release, now, out);
+  if (n.lifecycle_ == Lifecycle::closing && now < r.lease_valid_until_ms) {
+    n.start_lease(r, LeaseOp::release_unread, now, out);
+  } else if (r.lease_op != LeaseOp::none) {
+    r.lease_op = LeaseOp::release;  // the in-flight one releases instead
+  } else if (n.may_start_lease(now) && !n.message_step_) {
+    n.start_lease(r, LeaseOp::release, now, out);
+  }
 }
 
 void Node::start_lease(Resource& r, LeaseOp op, double now, Effects& out) {
@@ -119,7 +130,9 @@ void Node::start_lease(Resource& r, LeaseOp op, double now, Effects& out) {
   r.lease_started_ms = now;
   r.wake_ms = std::min(r.wake_ms, now + config_.storage_timeout_ms);
   ++metrics_.lease_attempts;
-  out.push_back(make(EffectKind::lease_try, r.name));
+  Effect e = make(EffectKind::lease_try, r.name);
+  e.unread = op == LeaseOp::release_unread;
+  out.push_back(std::move(e));
 }
 
 LeaseRecord Node::lease_decide(std::string_view resource, const LeaseRecord& current, double now) {
@@ -136,6 +149,15 @@ LeaseRecord Node::lease_decide(std::string_view resource, const LeaseRecord& cur
       LeaseRecord rec = current;
       rec.expires_ms = 0;  // expired: the next owner takes it at once, the epoch stays
       rec.takeover_ms = 0;
+      return rec;
+    }
+    case LeaseOp::release_unread: {
+      // Not read (Lease::release): the record of this tab's valid term, expired.
+      LeaseRecord rec;
+      rec.present = true;
+      rec.owner = config_.id;
+      rec.generation = config_.generation;
+      rec.epoch = r.epoch;
       return rec;
     }
     case LeaseOp::acquire:
@@ -294,12 +316,14 @@ void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effe
   trigger(r, now);
 }
 
-// The glue aborted the transaction in the page's freeze handler: an uncommitted read-write
-// transaction of a frozen page would hold the store, and no other tab could take over
-// until it thaws. An aborted transaction wrote nothing, and the store did not fail: the
-// attempt just ends, with no backoff and nothing degraded.
+// The glue aborted the transaction in the page's freeze or pagehide handler, after this
+// node stepped the freeze or the close: an uncommitted read-write transaction of a frozen
+// or closing page would hold the store, and no other tab could take over until it thaws or
+// is torn down. An aborted transaction wrote nothing, and the store did not fail: the
+// attempt just ends, with no backoff and nothing degraded. An unread release is never
+// aborted (it waits for nothing): the abort was of the renewal it replaced.
 void Node::on_lease_aborted(Resource& r, double now) {
-  if (r.lease_op == LeaseOp::none) return;
+  if (r.lease_op == LeaseOp::none || r.lease_op == LeaseOp::release_unread) return;
   r.lease_op = LeaseOp::none;
   if (r.left) {
     ResourceName name = r.name;  // r is gone once erased

@@ -422,6 +422,7 @@ void Node::step_down(Resource& r, Reason why, double now, Effects& out, bool ann
   }
   if (r.leader == config_.id) clear_leader(r, now, out);
   authority_->release(*this, r, now, out);
+  r.lease_valid_until_ms = 0;  // the term, and what its lease record vouched for, ended
   if (announce && was_leader) {
     wire::Frame bye = frame(wire::Kind::goodbye);
     bye.subject = r.name;

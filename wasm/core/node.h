@@ -134,6 +134,9 @@ struct Effect {
   uint64_t epoch = 0;
   Reason reason = Reason::none;
   Degraded degraded = Degraded::none;  // elected: why this term's epoch may repeat an earlier one
+  // lease_try: write what lease_decide returns without reading the store first, and commit
+  // at once (a closing page cannot wait for a read to answer).
+  bool unread = false;
 };
 
 // What one step asks for, in order.
@@ -206,7 +209,9 @@ class Node {
 
  private:
   enum class LockState : uint8_t { none, queued, held };
-  enum class LeaseOp : uint8_t { none, acquire, renew, release };
+  // release_unread: a closing page's release of a term still valid, written without a read
+  // (see Lease::release).
+  enum class LeaseOp : uint8_t { none, acquire, renew, release, release_unread };
   // The authorities' strategies (authority.h), one instance each.
   class Strategy;
   class WebLocks;
