@@ -19,10 +19,19 @@ import { isRefusal } from './env.js';
 export const LOCKS_PROBE_TIMEOUT_MS = 5000;
 
 /**
+ * How long the probe still waits once its deadline has passed. A page that did not run for
+ * a while (a long task, a debugger pause, a frozen page) runs a timer that came due
+ * meanwhile before a lock answer that arrived meanwhile (seen in Chromium): the answer is
+ * queued behind the deadline, and runs within this grace.
+ */
+const GRACE_MS = 250;
+
+/**
  * Asks for `name` with `ifAvailable` and gives it back at once. Resolves with null when
  * the lock manager answered, with the refusal when it refused (`SecurityError`), or with a
- * `TimeoutError` when it did not answer within the deadline. Any other failure resolves
- * null: it is not this probe's to judge (the requests themselves report it).
+ * `TimeoutError` when it did not answer within the deadline and the grace after it. Any
+ * other failure resolves null: it is not this probe's to judge (the requests themselves
+ * report it).
  * @param {object} deps
  * @param {any} deps.locks
  * @param {string} deps.name a lock name no resource uses
@@ -43,12 +52,9 @@ export function probeLocks({ locks, name, timeoutMs, setTimeout, clearTimeout, d
       resolve(outcome);
     };
     const expire = () => {
-      if (deferred()) {
-        timer = setTimeout(expire, timeoutMs);
-        return;
-      }
-      settle(timeoutError(timeoutMs));
+      timer = deferred() ? setTimeout(expire, timeoutMs) : setTimeout(giveUp, GRACE_MS);
     };
+    const giveUp = () => settle(timeoutError(timeoutMs));
     timer = setTimeout(expire, timeoutMs);
     try {
       Promise.resolve(locks.request(name, { ifAvailable: true }, () => settle(null))).then(

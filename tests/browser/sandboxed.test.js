@@ -170,6 +170,28 @@ describe('a sandboxed srcdoc iframe with the packed package', { timeout: 120000 
     await tab.page.close();
   });
 
+  // Chromium runs a timer that came due during a long task before a lock answer that arrived
+  // during it: the probe's deadline passes first, yet the lock manager works.
+  it("a long task right after the probe (a debugger pause, heavy start-up work): 'auto' keeps Web Locks", async () => {
+    const tab = await browser.openTab(server.url);
+    const snap = await tab.page.evaluate(async (packageUrl) => {
+      const request = navigator.locks.request.bind(navigator.locks);
+      navigator.locks.request = (name, options, callback) => {
+        const pending = request(name, options, callback);
+        if (options.ifAvailable) for (const end = performance.now() + 5500; performance.now() < end;);
+        return pending;
+      };
+      const { createBaton } = await import(packageUrl);
+      const baton = createBaton({ namespace: 'long-task' });
+      const handle = baton.lead('job');
+      // Elected by its lock, the probe's deadline can no longer give Web Locks up (a grant proves them).
+      await new Promise((resolve) => handle.onChange((change) => change.type === 'elected' && resolve()));
+      return baton.support();
+    }, `${server.url}tab-baton/dist/index.js`);
+    assert.deepEqual([snap.mode, snap.webLocks, snap.degradedReason], ['web-locks', true, null]);
+    await tab.page.close();
+  });
+
   it("an explicit 'web-locks' is kept: the frame does not lead and says why", async () => {
     const read = await openFrame('explicit', 'web-locks');
     await waitFor(async () => (await read()).support.webLocks === false, { timeoutMs: 20000, what: 'the refusal is reported' });

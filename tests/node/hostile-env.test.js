@@ -368,3 +368,68 @@ test("a navigator.locks whose requests throw (a broken implementation): 'auto' g
   assert.equal(support.reason, 'navigator.locks refused (TypeError): broadcast only');
   assert.equal(metrics.glue.lockErrors, 3, 'given up at the third failure in a row');
 });
+
+test("a working lock manager whose answer is queued behind the probe's deadline (a long task, a debugger pause): 'auto' keeps Web Locks (virtual clock)", async (t) => {
+  // In Chromium a timer that came due during a long task runs before a lock answer that
+  // arrived during it: the deadline must not take that order for a lock manager that never answers.
+  await load();
+  const clock = virtualClock();
+  const browser = createBrowser();
+  const tab = browser.tab('a');
+  const queued = [];
+  const locks = {
+    request: (name, options, callback) =>
+      new Promise((resolve, reject) => queued.push(() => tab.locks.request(name, options, callback).then(resolve, reject))),
+    query: () => tab.locks.query(),
+  };
+  const baton = createBaton({ namespace: 'long-task', env: { ...tab, locks, ...clock.env() } });
+  t.after(() => baton.dispose());
+  const handle = baton.lead('job');
+  await waitFor(() => queued.length >= 2, { what: 'the probe and the lock request sent' });
+  // The long task: only the timers that came due run, then the answers queued meanwhile.
+  const start = clock.now();
+  while (clock.step(start + 5000));
+  for (const answer of queued.splice(0)) answer();
+  for (let i = 0; i < 10_000 && clock.now() < start + 10_000; i += 1) {
+    await settle();
+    for (const answer of queued.splice(0)) answer();
+    if (!clock.step(start + 10_000)) break;
+  }
+  assert.equal(handle.state(), 'leader');
+  assert.deepEqual([baton.support().mode, baton.support().webLocks, baton.support().degradedReason], ['web-locks', true, null]);
+});
+
+test("broadcast-channel's hasLeader() where Web Locks refuse: it answers from what the tab knows, it does not reject", async (t) => {
+  const browser = createBrowser();
+  const electors = [
+    createLeaderElection('bc-refused', { env: { ...browser.tab('auto'), locks: refusingLocks } }),
+    createLeaderElection('bc-refused-explicit', { authority: 'web-locks', env: { ...browser.tab('explicit'), locks: refusingLocks } }),
+  ];
+  t.after(() => Promise.all(electors.map((elector) => elector.die())));
+  // Asked at once, before the first lock request finds the refusal; and for an explicit 'web-locks', for good.
+  assert.deepEqual(await Promise.all(electors.map((elector) => elector.hasLeader())), [false, false]);
+  const [auto] = electors;
+  await auto.awaitLeadership();
+  assert.equal(await auto.hasLeader(), true);
+});
+
+test("an explicit 'web-locks' whose requests fail for a while: degraded after three failures in a row, no longer once a lock is granted", async (t) => {
+  const browser = createBrowser();
+  const tab = browser.tab('a');
+  let failing = true;
+  const locks = {
+    request: (name, options, callback) => {
+      if (failing && !options.ifAvailable) return Promise.reject(new TypeError('locks.request failed'));
+      return tab.locks.request(name, options, callback);
+    },
+    query: () => tab.locks.query(),
+  };
+  const baton = createBaton({ namespace: 'failing-locks', authority: 'web-locks', env: { ...tab, locks } });
+  t.after(() => baton.dispose());
+  const handle = baton.lead('job');
+  await waitFor(() => baton.support().degraded, { timeoutMs: 20000 });
+  assert.deepEqual([baton.support().webLocks, baton.support().degradedReason], [false, 'web-locks-refused:TypeError']);
+  failing = false;
+  await waitFor(() => handle.state() === 'leader', { timeoutMs: 20000, what: 'the core asks again, with backoff, and is granted' });
+  assert.deepEqual([baton.support().webLocks, baton.support().degraded, baton.support().reason], [true, false, 'asked for by the "authority" option']);
+});
