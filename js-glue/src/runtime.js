@@ -117,7 +117,8 @@ export class Runtime {
           timeoutMs: LOCKS_PROBE_TIMEOUT_MS,
           setTimeout: env.setTimeout,
           clearTimeout: env.clearTimeout,
-          deferred: () => env.document?.prerendering === true,
+          // Not once closed: a disposed Baton has no use for an answer after activation.
+          deferred: () => !this.closed && env.document?.prerendering === true,
         }),
     };
     this.locks = env.locks ? new WebLocks(env.locks, names.lock, report, counters, names.marker, probe) : null;

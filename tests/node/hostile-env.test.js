@@ -433,3 +433,23 @@ test("an explicit 'web-locks' whose requests fail for a while: degraded after th
   await waitFor(() => handle.state() === 'leader', { timeoutMs: 20000, what: 'the core asks again, with backoff, and is granted' });
   assert.deepEqual([baton.support().webLocks, baton.support().degraded, baton.support().reason], [true, false, 'asked for by the "authority" option']);
 });
+
+test('a Baton disposed while its page prerenders leaves no probe timer behind (virtual clock)', async () => {
+  await load();
+  const clock = virtualClock();
+  const browser = createBrowser();
+  const document = Object.assign(new EventTarget(), { prerendering: true, visibilityState: 'hidden' });
+  const baton = createBaton({ namespace: 'prerender-dispose', env: { ...browser.tab('a'), locks: hangingLocks(), document, ...clock.env() } });
+  const handle = baton.lead('job');
+  const end = clock.now() + 10_000;
+  for (let i = 0; i < 100; i += 1) {
+    await settle();
+    if (!clock.step(end)) break;
+  }
+  assert.notEqual(handle.state(), 'leader');
+  baton.dispose();
+  await settle();
+  // Whatever was armed runs out: nothing waits for an activation that no one will use.
+  for (let i = 0; i < 100 && clock.step(Infinity); i += 1) await settle();
+  assert.equal(clock.step(Infinity), false, 'a timer is still armed after dispose');
+});
