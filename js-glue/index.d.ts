@@ -424,7 +424,9 @@ export interface BatonSupport {
  * Why a Baton is degraded. An authority that refused this context, for the Baton's lifetime:
  * `'web-locks-refused:SecurityError'`, `'web-locks-timeout'` (navigator.locks did not answer),
  * `'web-locks-refused:<error name>'` (three queued lock requests in a row failed),
- * `'lease-refused:SecurityError'` (indexedDB refused to open). Otherwise: no IndexedDB
+ * `'lease-refused:SecurityError'` (indexedDB refused to open). Of an explicit
+ * `authority: 'web-locks'`, `'web-locks-timeout'` and `'web-locks-refused:<error name>'` other
+ * than a SecurityError last only until a lock is granted after all. Otherwise: no IndexedDB
  * (`'indexeddb-unavailable'`), a storage operation that did not answer in time
  * (`'storage-timeout'`) or failed (`'storage-failed:<DOMException name>'`), a store that
  * answered below what it had committed (`'storage-inconsistent'`), a lease that fell back to

@@ -55,14 +55,11 @@ mergeInto(LibraryManager.library, {
     });
     embindBindWaiting();
   },
-  _embind_register_integer__deps: ['$embindName', '$embindTypes', '$embindBindWaiting'],
-  _embind_register_integer: function(primitiveType, name, size, minRange, maxRange) {
-    var bitshift = 32 - 8 * size;
-    embindTypes[primitiveType] = [
-      // An unsigned narrower than 32 bits comes back as its low bits, unsigned.
-      minRange === 0 ? (value) => (value << bitshift) >>> bitshift : (value) => value,
-      embindName(name).includes('unsigned') ? (value) => value >>> 0 : (value) => value,
-    ];
+  // Only int gets here (embind-builtins.cc): its values cross the boundary as they are.
+  _embind_register_integer__deps: ['$embindTypes', '$embindBindWaiting'],
+  _embind_register_integer: function(primitiveType) {
+    var same = (value) => value;
+    embindTypes[primitiveType] = [same, same];
     embindBindWaiting();
   },
   _embind_register_void__deps: ['$embindTypes', '$embindBindWaiting'],

@@ -249,7 +249,7 @@ const registry =
  * @property {'broadcast'|'lock-request'|'lock-release'|'allocate-epoch'|'lease-try'|'elected'|'deposed'|'leader-changed'} kind
  * @property {string} resource Empty for `broadcast`.
  * @property {Uint8Array} [bytes] `broadcast`: the frame (a copy, owned by the caller).
- * @property {'queue'|'if-available'|'steal'} [mode] `lock-request`.
+ * @property {'queue'|'steal'} [mode] `lock-request`.
  * @property {number} [floor] `allocate-epoch`: the new epoch must exceed this.
  * @property {boolean} [unread] `lease-try`: write the record `leaseDecide` gives without
  *   reading the store, and commit at once (a closing page's release).

@@ -117,7 +117,8 @@ export class Runtime {
           timeoutMs: LOCKS_PROBE_TIMEOUT_MS,
           setTimeout: env.setTimeout,
           clearTimeout: env.clearTimeout,
-          deferred: () => env.document?.prerendering === true,
+          // Not once closed: a disposed Baton has no use for an answer after activation.
+          deferred: () => !this.closed && env.document?.prerendering === true,
         }),
     };
     this.locks = env.locks ? new WebLocks(env.locks, names.lock, report, counters, names.marker, probe) : null;
@@ -384,19 +385,18 @@ export class Runtime {
     if (at === this.timerAt && this.timer !== null) return;
     this.disarm();
     if (at === Infinity) return;
-    // The tick lands strictly after the deadline. The core's broadcast-only takeover
-    // re-checks the leader's silence with a strict `>` after deciding with `>=`, so a tick
-    // exactly on the deadline (common with millisecond clocks) reads as a live leader,
-    // aborts the takeover as a 'conflict' and backs off (see the report to the core).
+    // The tick is due at the deadline itself: the core compares every deadline with `>=`.
+    // Waking strictly after it instead would, with a millisecond clock, often wake twice
+    // for one deadline (once on it, then again a millisecond later).
     const now = this.env.now();
-    const delay = at < now ? 0 : Math.min(MAX_DELAY, Math.max(1, Math.ceil(at - now)));
+    const delay = at <= now ? 0 : Math.min(MAX_DELAY, Math.ceil(at - now));
     this.timerAt = at;
     const timer = this.env.setTimeout(() => {
       if (this.timer !== timer) return; // cleared, but the environment fired it anyway
       this.timer = null;
       this.timerAt = Infinity;
       // Timers may fire early by the wall clock (Node's loop clock lags Date.now()).
-      if (this.env.now() <= at) {
+      if (this.env.now() < at) {
         this.arm();
         return;
       }

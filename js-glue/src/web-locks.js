@@ -99,7 +99,7 @@ export class WebLocks {
   /**
    * Makes the browser request, replacing ours.
    * @param {string} resource
-   * @param {'queue'|'if-available'|'steal'} mode
+   * @param {'queue'|'steal'} mode
    */
   issue(resource, mode) {
     this.release(resource); // replaces any request of ours still queued (or, defensively, held)

@@ -10,8 +10,6 @@
 // test's own that answers with `access-control-allow-origin: *`.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
@@ -19,9 +17,9 @@ import { fileURLToPath } from 'node:url';
 import { contentType } from '../../web-demo/server/static.js';
 import { launchBrowser } from './harness.js';
 import { waitFor } from './demo-helpers.js';
+import { unpackPackage } from './packed.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, '..', '..');
 const APP = path.join(HERE, 'artifacts', 'sandboxed');
 
 /** Serves `dir` on 127.0.0.1 to any origin (an opaque one included); '/' is an empty page. */
@@ -88,11 +86,7 @@ let browser;
 let host;
 
 before(async () => {
-  rmSync(APP, { recursive: true, force: true });
-  const unpacked = path.join(APP, 'tab-baton');
-  mkdirSync(unpacked, { recursive: true });
-  const [packed] = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', APP], { cwd: path.join(ROOT, 'js-glue'), encoding: 'utf8' }));
-  execFileSync('tar', ['xzf', path.join(APP, packed.filename), '-C', unpacked, '--strip-components=1']);
+  unpackPackage(APP);
   server = await corsServer(APP);
   browser = await launchBrowser();
   host = await browser.openTab(server.url);

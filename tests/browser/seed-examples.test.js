@@ -5,24 +5,18 @@
 // article, abdicates) another takes the work over.
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { useBrowserFixture } from './fixture.js';
 import { closeTab } from './harness.js';
 import { waitFor } from './demo-helpers.js';
+import { unpackPackage } from './packed.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, '..', '..');
 const APP = path.join(HERE, 'artifacts', 'seed-examples');
 
 before(async () => {
-  rmSync(APP, { recursive: true, force: true });
-  const unpacked = path.join(APP, 'tab-baton');
-  mkdirSync(unpacked, { recursive: true });
-  const [packed] = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', APP], { cwd: path.join(ROOT, 'js-glue'), encoding: 'utf8' }));
-  execFileSync('tar', ['xzf', path.join(APP, packed.filename), '-C', unpacked, '--strip-components=1']);
+  unpackPackage(APP);
 });
 
 const fixture = useBrowserFixture({ mounts: { '/app/': APP } });

@@ -398,3 +398,58 @@ test("a working lock manager whose answer is queued behind the probe's deadline 
   assert.equal(handle.state(), 'leader');
   assert.deepEqual([baton.support().mode, baton.support().webLocks, baton.support().degradedReason], ['web-locks', true, null]);
 });
+
+test("broadcast-channel's hasLeader() where Web Locks refuse: it answers from what the tab knows, it does not reject", async (t) => {
+  const browser = createBrowser();
+  const electors = [
+    createLeaderElection('bc-refused', { env: { ...browser.tab('auto'), locks: refusingLocks } }),
+    createLeaderElection('bc-refused-explicit', { authority: 'web-locks', env: { ...browser.tab('explicit'), locks: refusingLocks } }),
+  ];
+  t.after(() => Promise.all(electors.map((elector) => elector.die())));
+  // Asked at once, before the first lock request finds the refusal; and for an explicit 'web-locks', for good.
+  assert.deepEqual(await Promise.all(electors.map((elector) => elector.hasLeader())), [false, false]);
+  const [auto] = electors;
+  await auto.awaitLeadership();
+  assert.equal(await auto.hasLeader(), true);
+});
+
+test("an explicit 'web-locks' whose requests fail for a while: degraded after three failures in a row, no longer once a lock is granted", async (t) => {
+  const browser = createBrowser();
+  const tab = browser.tab('a');
+  let failing = true;
+  const locks = {
+    request: (name, options, callback) => {
+      if (failing && !options.ifAvailable) return Promise.reject(new TypeError('locks.request failed'));
+      return tab.locks.request(name, options, callback);
+    },
+    query: () => tab.locks.query(),
+  };
+  const baton = createBaton({ namespace: 'failing-locks', authority: 'web-locks', env: { ...tab, locks } });
+  t.after(() => baton.dispose());
+  const handle = baton.lead('job');
+  await waitFor(() => baton.support().degraded, { timeoutMs: 20000 });
+  assert.deepEqual([baton.support().webLocks, baton.support().degradedReason], [false, 'web-locks-refused:TypeError']);
+  failing = false;
+  await waitFor(() => handle.state() === 'leader', { timeoutMs: 20000, what: 'the core asks again, with backoff, and is granted' });
+  assert.deepEqual([baton.support().webLocks, baton.support().degraded, baton.support().reason], [true, false, 'asked for by the "authority" option']);
+});
+
+test('a Baton disposed while its page prerenders leaves no probe timer behind (virtual clock)', async () => {
+  await load();
+  const clock = virtualClock();
+  const browser = createBrowser();
+  const document = Object.assign(new EventTarget(), { prerendering: true, visibilityState: 'hidden' });
+  const baton = createBaton({ namespace: 'prerender-dispose', env: { ...browser.tab('a'), locks: hangingLocks(), document, ...clock.env() } });
+  const handle = baton.lead('job');
+  const end = clock.now() + 10_000;
+  for (let i = 0; i < 100; i += 1) {
+    await settle();
+    if (!clock.step(end)) break;
+  }
+  assert.notEqual(handle.state(), 'leader');
+  baton.dispose();
+  await settle();
+  // Whatever was armed runs out: nothing waits for an activation that no one will use.
+  for (let i = 0; i < 100 && clock.step(Infinity); i += 1) await settle();
+  assert.equal(clock.step(Infinity), false, 'a timer is still armed after dispose');
+});

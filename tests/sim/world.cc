@@ -172,6 +172,8 @@ void World::end_faults() {
   faults_on_ = false;
   faults_ended_ = true;
   faults_end_ms_ = clock_ms_;
+  // A resource without a leader now is leaderless from now, not from the next step.
+  check(clock_ms_);
 }
 
 void World::process(Scheduled& s) {

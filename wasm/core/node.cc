@@ -273,9 +273,10 @@ void Node::on_message(const Event& e, Effects& out) {
 
 // Two generations contest the sender's id and this frame lost: its sender may be the
 // real tab, which this table cannot see until the other generation goes quiet. A claim in
-// it says the authority (a lock or a lease) may be held by a tab that runs, so a tab that
-// knows no leader there waits a full suspect timeout from now before it takes the
-// authority. A forger can delay a takeover this way, as with claims of its own; it cannot
+// it says the authority may be held by a tab that runs, so a tab that knows no leader
+// there counts as leaderless from now: under Web Locks it waits a full suspect timeout
+// before it steals the lock; under the lease the record in the store decides its try, as
+// always. A forger can delay a takeover this way, as with claims of its own; it cannot
 // make a holder lose it.
 void Node::note_unseen_claims(const wire::Frame& f, double now) {
   for (const auto& c : f.claims) {

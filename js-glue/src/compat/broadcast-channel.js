@@ -203,11 +203,14 @@ export function createLeaderElection(channel, options) {
     async hasLeader() {
       if (dead) return false;
       if (handle.leader()) return true;
-      // With Web Locks, the lock says it even before the leader's first heartbeat arrives.
+      // With Web Locks, the lock says it even before the leader's first heartbeat arrives;
+      // where they refuse this page (a sandboxed iframe), nothing more is known.
       const locks = internals.env.locks;
       if (internals.authority !== 'web-locks' || !locks || typeof locks.query !== 'function') return false;
-      const snapshot = await locks.query();
-      return (snapshot.held ?? []).some((lock) => lock.name === lockName);
+      const snapshot = await Promise.resolve()
+        .then(() => locks.query())
+        .catch(() => null);
+      return (snapshot?.held ?? []).some((lock) => lock.name === lockName);
     },
     /** Resolves when this tab becomes the leader; never resolves once dead. */
     awaitLeadership() {
