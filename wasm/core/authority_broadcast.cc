@@ -10,6 +10,17 @@
 #include "authority.h"
 
 namespace baton {
+namespace {
+
+// Each rank position waits this much longer to take over from a silent leader: the rank
+// stagger, but never more than a small part of a heartbeat, so that the takeover fits in
+// the suspect timeout and a heartbeat (awaforge documents takeoverMs + heartbeatMs) also
+// with short heartbeats, when the best-ranked followers are gone too.
+constexpr double kStaggerPerHeartbeat = 0.15;
+
+double stagger_ms(const Config& c) { return std::min(c.rank_stagger_ms, c.heartbeat_ms * kStaggerPerHeartbeat); }
+
+}  // namespace
 
 const Node::BroadcastOnly Node::kBroadcastOnly{};
 
@@ -41,7 +52,7 @@ void Node::BroadcastOnly::campaign(Node& n, Resource& r, double now, Effects& ou
   if (!r.named_successor && !r.claimant.empty()) {
     base = std::max(base, r.claimant_since_ms + c.suspect_ms);
   }
-  double due = base + pos * c.rank_stagger_ms;
+  double due = base + pos * stagger_ms(c);
   if (now < due) {
     r.wake_ms = std::min(r.wake_ms, due);
     return;
