@@ -6,10 +6,12 @@
 // of the wasm and allocations out of the frame path.
 #pragma once
 #include <algorithm>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <new>
@@ -199,8 +201,12 @@ class GrowingArray {
   }
   ~GrowingArray() { std::free(items_); }
 
-  // Inserts `v` before `at`; returns where it is now.
+  // Inserts `v` before `at`; returns where it is now. `v` must not be an item of this
+  // array (growing frees it and shifting moves it): unlike std::vector, no copy is made
+  // first, which would cost code on every call for a case the core never has. The
+  // debug builds (the sanitizer preset runs them) check it.
   T* insert(T* at, const T& v) {
+    assert(!owns(&v));
     size_t i = static_cast<size_t>(at - items_);
     if (size_ == capacity_) grow();
     std::memmove(static_cast<void*>(items_ + i + 1), items_ + i, (size_ - i) * sizeof(T));
@@ -233,6 +239,9 @@ class GrowingArray {
   operator std::vector<T>() const { return std::vector<T>(begin(), end()); }  // NOLINT
 
  private:
+  bool owns(const T* p) const {
+    return std::less_equal<const T*>()(begin(), p) && std::less<const T*>()(p, end());
+  }
   void grow() {
     size_t capacity = capacity_ ? 2 * capacity_ : 4;
     T* items = static_cast<T*>(std::malloc(capacity * sizeof(T)));
