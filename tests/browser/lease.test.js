@@ -19,10 +19,11 @@ import { uniqueNs, waitFor } from './demo-helpers.js';
 
 // Long enough that a busy 2-core machine does not make a live leader look stalled.
 const TIMINGS = 'heartbeatMs=250&suspectMs=1500&leaseMs=3000';
-// Close tests: slower renewals, so that the term is still valid when the page closes (a held
-// renewal and the close command can take a while on a loaded machine); a term in doubt
-// releases nothing (scenario lease_close_in_doubt.txt).
-const CLOSE_TIMINGS = 'heartbeatMs=500&suspectMs=6000&leaseMs=12000';
+// Slower renewals (every 3 s), for what must happen between two renewals on a loaded
+// machine, where a held renewal or a CDP command can take a while: a close while the term
+// is valid (in doubt it releases nothing, scenario lease_close_in_doubt.txt), and a silent
+// freeze with no renewal open (an open one would hold the store until the thaw).
+const SLOW_TIMINGS = 'heartbeatMs=500&suspectMs=6000&leaseMs=12000';
 // Generous: a loaded machine runs the renderers late; the waits end as soon as the state shows.
 const WAIT = { timeoutMs: 30000 };
 
@@ -64,7 +65,7 @@ function termCause(s, epoch) {
 
 describe('lease: a leader that closes (headless Chromium)', { timeout: 120000 }, () => {
   it('closed: the successor named in the goodbye takes the released record on its first try', async () => {
-    const tabs = await openTabs('lease-close', '', CLOSE_TIMINGS);
+    const tabs = await openTabs('lease-close', '', SLOW_TIMINGS);
     try {
       const first = await waitForOneLeader(tabs);
       const old = tabs.find((t) => t.id === first.id);
@@ -84,7 +85,7 @@ describe('lease: a leader that closes (headless Chromium)', { timeout: 120000 },
   });
 
   it('closed with its renewal in flight: pagehide aborts it and still releases the record', async () => {
-    const tabs = await openTabs('lease-close-in-flight', '', CLOSE_TIMINGS);
+    const tabs = await openTabs('lease-close-in-flight', '', SLOW_TIMINGS);
     try {
       const first = await waitForOneLeader(tabs);
       const old = tabs.find((t) => t.id === first.id);
@@ -134,7 +135,7 @@ describe('lease: a frozen leader (headless Chromium)', { timeout: 180000 }, () =
   });
 
   it('frozen silently: taken over once silent; thawed, it steps down and no epoch leads twice', async () => {
-    const tabs = await openTabs('lease-freeze-silent', '&silent=1');
+    const tabs = await openTabs('lease-freeze-silent', '&silent=1', SLOW_TIMINGS);
     try {
       const first = await waitForOneLeader(tabs);
       const old = tabs.find((t) => t.id === first.id);
