@@ -453,3 +453,11 @@ test('a Baton disposed while its page prerenders leaves no probe timer behind (v
   for (let i = 0; i < 100 && clock.step(Infinity); i += 1) await settle();
   assert.equal(clock.step(Infinity), false, 'a timer is still armed after dispose');
 });
+
+test("broadcast-channel's hasLeader() where the lock manager never answers: after a heartbeat it answers from what the tab knows", async (t) => {
+  const browser = createBrowser();
+  // fallbackInterval 300 ms: a heartbeat of 100 ms.
+  const elector = createLeaderElection('bc-hung', { authority: 'web-locks', fallbackInterval: 300, env: { ...browser.tab('a'), locks: hangingLocks() } });
+  t.after(() => elector.die());
+  assert.equal(await elector.hasLeader(), false);
+});

@@ -205,12 +205,27 @@ export function createLeaderElection(channel, options) {
       if (handle.leader()) return true;
       // With Web Locks, the lock says it even before the leader's first heartbeat arrives;
       // where they refuse this page (a sandboxed iframe), nothing more is known.
-      const locks = internals.env.locks;
+      const { env } = internals;
+      const locks = env.locks;
       if (internals.authority !== 'web-locks' || !locks || typeof locks.query !== 'function') return false;
-      const snapshot = await Promise.resolve()
-        .then(() => locks.query())
-        .catch(() => null);
-      return (snapshot?.held ?? []).some((lock) => lock.name === lockName);
+      // A lock manager that never answers must not hang the caller: after a heartbeat,
+      // the messages alone answer. (In Node the process stays open meanwhile: Baton's
+      // timers do not hold it.)
+      const release = holdProcessOpen();
+      let timer;
+      const unanswered = new Promise((resolve) => {
+        timer = env.setTimeout(() => resolve(null), heartbeatMs);
+      });
+      const snapshot = await Promise.race([
+        Promise.resolve()
+          .then(() => locks.query())
+          .catch(() => null),
+        unanswered,
+      ]);
+      env.clearTimeout(timer);
+      release();
+      if (!snapshot) return Boolean(handle.leader());
+      return (snapshot.held ?? []).some((lock) => lock.name === lockName);
     },
     /** Resolves when this tab becomes the leader; never resolves once dead. */
     awaitLeadership() {
