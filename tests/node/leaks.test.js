@@ -106,14 +106,20 @@ test('the wasm memory grows for many open cores, and every core keeps working', 
   t.after(() => {
     for (const b of batons) b.dispose();
   });
-  for (let i = 0; i < 40; i += 1) {
-    batons.push(createBaton({ namespace: 'grow', id: `tab-${i}`, env: openTab(browser, `tab-${i}`).env, heartbeatMs: 20 }));
+  // Cores are opened until the memory grows (about 40 from the initial memory; more if
+  // earlier tests in this process left freed room), and 8 more after it.
+  const handles = [];
+  let grewAt = null;
+  for (let i = 0; grewAt === null || i < grewAt + 8; i += 1) {
+    assert.ok(i < 400, `the heap did not grow from ${heapBefore} B with 400 cores open`);
+    const baton = createBaton({ namespace: 'grow', id: `tab-${i}`, env: openTab(browser, `tab-${i}`).env, heartbeatMs: 20 });
+    batons.push(baton);
+    handles.push(baton.lead('ws'));
+    await waitFor(() => __internal.coreSessions() === i + 1, { what: `core ${i + 1} open` });
+    if (grewAt === null && __internal.heapBytes() > heapBefore) grewAt = i;
   }
-  const handles = batons.map((b) => b.lead('ws'));
   await waitFor(() => handles.filter((h) => h.state() === 'leader').length === 1
     && handles.every((h) => h.leader() !== null), { timeoutMs: 30_000, what: 'one leader that every tab knows' });
-  assert.ok(__internal.heapBytes() > heapBefore, `the heap grew from ${heapBefore} B`);
-  assert.equal(__internal.coreSessions(), 40);
   const leader = handles.find((h) => h.state() === 'leader').leader().id;
   for (const h of handles) assert.equal(h.leader().id, leader);
   for (const b of batons.splice(0)) b.dispose();
