@@ -55,7 +55,7 @@ function frameScript(packageUrl, name, authority) {
   return `
     const post = (data) => parent.postMessage({ name: ${JSON.stringify(name)}, ...data }, '*');
     try {
-      const { createBaton } = await import(${JSON.stringify(packageUrl)});
+      const { createBaton, leaderElection } = await import(${JSON.stringify(packageUrl)});
       const baton = createBaton({ namespace: 'sandboxed', authority: ${JSON.stringify(authority)} });
       const handle = baton.lead('job');
       let fenced = null;
@@ -69,6 +69,7 @@ function frameScript(packageUrl, name, authority) {
           origin: self.origin,
           state: handle.state(),
           support: baton.support(),
+          awaforgeSupport: leaderElection.support(),
           metrics: { mode: metrics.mode, degraded: metrics.degraded, degradedReason: metrics.degradedReason, generation: metrics.generation, glue: metrics.glue },
           fenced,
         });
@@ -140,6 +141,7 @@ describe('a sandboxed srcdoc iframe with the packed package', { timeout: 120000 
         'navigator.locks refused (SecurityError); indexedDB refused (SecurityError): broadcast only; alone: an opaque origin shares its BroadcastChannel with no other tab',
       );
       assert.equal(metrics.glue.authorityFallbacks, 1);
+      assert.deepEqual(snap.awaforgeSupport, { webLocks: false, broadcastChannel: true }, "awaforge's static support(): the locks refuse an opaque origin");
       assert.equal(snap.fenced, 'EPOCH_NOT_DURABLE', 'no store vouches for the epoch: the effect does not run');
     }
   });

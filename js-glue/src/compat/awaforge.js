@@ -107,10 +107,14 @@ function wouldLease(env) {
   return !webLocks && indexedDB;
 }
 
-/** `{webLocks, broadcastChannel}`: whether the primary strategy (Web Locks) is available. */
+/**
+ * `{webLocks, broadcastChannel}`: whether the primary strategy (Web Locks) is available. An
+ * opaque origin (a sandboxed iframe, a data: document) has `navigator.locks` but every
+ * request there is refused, so it does not count.
+ */
 function support() {
   const { webLocks, broadcastChannel } = supportOf(resolveEnv());
-  return { webLocks, broadcastChannel };
+  return { webLocks: webLocks && globalThis.origin !== 'null', broadcastChannel };
 }
 
 // Pure: a bundle that does not use it drops it.
