@@ -180,6 +180,7 @@ void Node::handle_clock(double now) {
       shift(r.claimant_since_ms);
       shift(r.named_ms);
       shift(r.disowned_ms);
+      shift(r.visible_handover_ms);
       if (r.abdicate_asked_ms >= 0) shift(r.abdicate_asked_ms);
       if (r.steal_announced_ms >= 0) shift(r.steal_announced_ms);
       shift(r.lease_started_ms);

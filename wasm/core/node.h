@@ -263,6 +263,8 @@ class Node {
     LockState lock = LockState::none;
     double queued_ms = 0;
     double abdicate_asked_ms = -1;   // when we asked a silent leader to abdicate
+    // When this tab, leading hidden, last handed the resource to a visible asker.
+    double visible_handover_ms = -kNever;
     // When another tab asked the silent leader to abdicate (it steals next); once per leader.
     double steal_announced_ms = -1;
     bool stealing = false;           // a steal request is in flight

@@ -155,8 +155,9 @@ void Node::on_goodbye(const wire::Frame& f, double now, Effects& out) {
 
 // Another tab asks this one to give up `subject`. Honoured only when a rule allows it:
 // this tab's own timers stalled, or (preferVisible) this tab is hidden and the asker is a
-// visible, alive, eligible tab, at most once per suspect timeout per asker. Otherwise the
-// answer shows that this tab still leads.
+// visible, alive, eligible tab, at most once per suspect timeout per resource (a visible
+// tab asks for every resource it prefers at once, so a limit per asker would honour only
+// the first of them). Otherwise the answer shows that this tab still leads.
 void Node::on_abdicate_request(const wire::Frame& f, double now, Effects& out) {
   if (f.target != config_.id) {
     note_steal_announced(f, now);
@@ -173,8 +174,8 @@ void Node::on_abdicate_request(const wire::Frame& f, double now, Effects& out) {
     step_down(r, Reason::stalled, now, out);
     return;
   }
-  if (visible_asker_may_take_over(r, f.sender, now) &&
-      presence_.allow_request(f.sender, now, config_.suspect_ms)) {
+  if (visible_asker_may_take_over(r, f.sender, now) && now - r.visible_handover_ms >= config_.suspect_ms) {
+    r.visible_handover_ms = now;
     step_down(r, Reason::prefer_visible, now, out);
     r.backoff_until_ms = now + config_.heartbeat_ms;
     return;

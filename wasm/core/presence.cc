@@ -122,20 +122,11 @@ void Presence::shift(double delta_ms) {
     c.last_seen_ms += delta_ms;
     c.last_progress_ms += delta_ms;
     c.first_seen_ms += delta_ms;
-    if (c.last_request_ms >= 0) c.last_request_ms += delta_ms;
   }
   for (auto& [id, f] : forgotten_) {
     f.last_progress_ms += delta_ms;
     f.first_seen_ms += delta_ms;
   }
-}
-
-bool Presence::allow_request(std::string_view id, double now_ms, double every_ms) {
-  Candidate* c = candidates_.find(id);
-  if (!c) return false;
-  if (c->last_request_ms >= 0 && now_ms - c->last_request_ms < every_ms) return false;
-  c->last_request_ms = now_ms;
-  return true;
 }
 
 double Presence::last_progress_ms(std::string_view id, double fallback) const {

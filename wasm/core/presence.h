@@ -43,7 +43,6 @@ struct Candidate {
   double last_progress_ms = 0; // local time its tick sequence last rose
   double first_seen_ms = 0;    // local time this tab was first heard of
   bool progressed = false;     // its tick sequence rose under the current generation
-  double last_request_ms = -1; // local time an abdicate request of it was last honoured
 };
 
 class Presence {
@@ -81,9 +80,6 @@ class Presence {
   // after six refresh intervals, which can be sooner than the takeover timeout);
   // `fallback` when this table never heard of it or has forgotten it.
   double last_progress_ms(std::string_view id, double fallback) const;
-  // Rate limit for requests a sender makes (abdicate): true, and the request counts,
-  // when `id` is known and none of its requests was honoured within `every_ms`.
-  bool allow_request(std::string_view id, double now_ms, double every_ms);
   using Table = FixedMap<TabId, Candidate, kMaxCandidates>;
   const Table& all() const { return candidates_; }
   size_t size() const { return candidates_.size(); }
