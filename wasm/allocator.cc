@@ -1,5 +1,5 @@
-// malloc and free for the WebAssembly build (linked with -sMALLOC=none, wasm.cmake), in
-// about a sixth of emmalloc's code: 0.8 KiB gzip less wasm.
+// malloc and free for the WebAssembly build (linked with -sMALLOC=none, wasm.cmake): 749 B
+// gzip of wasm less than emmalloc.
 //
 // Blocks come in powers of two and are never split or merged: a freed block goes on the
 // free list of its size and serves the next allocation of that size. That wastes at most
