@@ -201,6 +201,27 @@ describe('requests', () => {
     assert.ok(batons[0].metrics().talk.ops.serve.replayed >= 1, 'answered from the cache (once per re-send)');
   });
 
+  test('a timeout longer than setTimeout allows: the timer is armed within its limit (it would fire at once, in a loop)', async () => {
+    const { tabs } = openTabs(2);
+    const delays = [];
+    const { setTimeout: set } = tabs[1].env;
+    tabs[1].env.setTimeout = (fn, ms) => {
+      delays.push(ms);
+      return set(fn, ms);
+    };
+    const batons = batonsFor(tabs);
+    const handle = batons[0].lead('slow', { serve: () => new Promise(() => {}) }); // acknowledged, never answered
+    await waitFor(() => handle.state() === 'leader');
+    const pending = batons[1].request('slow', 1, { timeoutMs: 30 * 24 * 3600 * 1000 }).catch((e) => e);
+    await waitFor(() => batons[0].metrics().talk.slow.serve.serving === 1);
+    // Acknowledged: the asking tab's one timer is now for the request's deadline, 30 days away.
+    await waitFor(() => delays.some((ms) => ms > 1e9), { what: 'the deadline timer armed' });
+    // setTimeout runs a delay over 2^31 - 1 ms at once: the request would spin on its timer.
+    assert.ok(delays.every((ms) => ms <= 2 ** 31 - 1), `delays armed: ${delays.filter((ms) => ms > 2 ** 31 - 1)}`);
+    batons[1].dispose();
+    assert.equal((await pending).code, 'DISPOSED');
+  });
+
   test('an abort signal rejects the request with its reason', async () => {
     const { tabs } = openTabs(1);
     const [baton] = batonsFor(tabs);
