@@ -98,7 +98,7 @@ describe('requests across a hand-over', { timeout: 120000 }, () => {
 });
 
 describe('requests without a leader, refused, failing', { timeout: 60000 }, () => {
-  it('NO_LEADER after timeoutMs; the accept filter refuses; errors thrown by serve are forwarded', async () => {
+  it('NO_LEADER after timeoutMs; a request queued until a leader exists is answered; an aborted one rejects with its reason; the accept filter refuses; errors thrown by serve are forwarded', async () => {
     const ns = uniqueNs('talk-errors');
     const tabs = await openTalk(ns, ['leader', 'asker']);
     const [leader, asker] = tabs;
