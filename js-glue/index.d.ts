@@ -376,7 +376,10 @@ export interface ServeMetrics {
   reacked: number;
   refused: number;
   failed: number;
-  /** Requests left unacknowledged because 256 were being served (the caller re-sends). */
+  /**
+   * Requests left unacknowledged because 256 were being served, or because 8 tabs already
+   * wait for the same request id (the caller re-sends).
+   */
   busy: number;
   /** Answers computed after their term ended: not sent (the next leader answers). */
   lateAnswers: number;
@@ -472,7 +475,8 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /**
    * The request id `serve` sees as `from.requestId` (at most 128 bytes): pass an id of your
-   * own (an offline operation's id, say) to dedupe across reloads. Default: unique per tab.
+   * own (an offline operation's id, say) to dedupe across reloads. Within a term, one id is
+   * served once whichever tabs send it, and each of them gets the answer. Default: unique per tab.
    */
   id?: string;
   /** Resolve with {@link RequestAnswer} (the value and the term that served it). */

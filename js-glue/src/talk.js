@@ -391,7 +391,7 @@ class Endpoint {
   constructor(talk, entry) {
     this.talk = talk;
     this.entry = entry;
-    this.desk = new ServeDesk(TALK_LIMITS.maxServing, TALK_LIMITS.repliesKept);
+    this.desk = new ServeDesk(TALK_LIMITS.maxServing, TALK_LIMITS.repliesKept, TALK_LIMITS.maxAskers);
     /** The current term's token and signal, and its state (seq 0: none published yet). */
     this.token = null;
     this.signal = null;
@@ -485,11 +485,11 @@ class Endpoint {
 
   request(msg) {
     this.sync();
-    const decision = this.desk.request(msg.id);
+    const decision = this.desk.request(msg.id, msg.from);
     const epoch = this.desk.epoch;
     if (decision.do === 'ignore') return;
     if (decision.do === 'replay') {
-      this.talk.post(decision.reply);
+      this.talk.post({ ...decision.reply, to: msg.from });
       return;
     }
     const ack = { k: 'ack', to: msg.from, id: msg.id, epoch };
@@ -518,7 +518,7 @@ class Endpoint {
     const { serve, accept } = this.entry.talkOptions;
     const { resource, maxBytes } = this.talk;
     const from = Object.freeze({ tab: msg.from, requestId: msg.id });
-    const base = { k: 'res', to: msg.from, id: msg.id, epoch };
+    const base = { k: 'res', id: msg.id, epoch };
     const refuse = (why) => ({ outcome: 'refused', reply: { ...base, ok: false, error: { name: 'RequestError', code: 'REFUSED', message: `the leader of "${resource}" ${why}` } } });
     const fail = (error) => ({ outcome: 'failed', reply: { ...base, ok: false, error: errorData(error) } });
     const served = (value) => ({
@@ -535,10 +535,10 @@ class Endpoint {
     return andThen(() => (accept ? accept(msg.body, from) : true), accepted, fail);
   }
 
-  /** Sends the answer to `msg` unless its term has ended meanwhile. */
+  /** Sends the answer to `msg` to every tab that asked it, unless its term has ended meanwhile. */
   sendAnswer(msg, epoch, { reply, outcome }) {
     this.sync();
-    if (this.desk.answered(msg.id, epoch, reply, outcome)) this.talk.post(reply);
+    for (const tab of this.desk.answered(msg.id, epoch, reply, outcome)) this.talk.post({ ...reply, to: tab });
   }
 }
 

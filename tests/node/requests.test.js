@@ -174,6 +174,54 @@ describe('requests', () => {
     assert.ok(settled.every((e) => e.code === 'DISPOSED'), 'dispose rejects what waits');
   });
 
+  test('one request id from several tabs (an app\'s operation id, sent again after a reload): served once, every tab answered', async () => {
+    const { tabs } = openTabs(4);
+    const batons = batonsFor(tabs);
+    const release = deferred();
+    let served = 0;
+    const handle = batons[0].lead('ops', {
+      serve: async (message) => {
+        served += 1;
+        await release.promise;
+        return `applied ${message}`;
+      },
+    });
+    await waitFor(() => handle.state() === 'leader');
+    // The tab that sent op-1 first, and the one that replaced it and sends it again while
+    // it is being served: both wait for the one answer.
+    const first = batons[1].request('ops', 'op-1', { id: 'op-1' });
+    await waitFor(() => served === 1);
+    const again = batons[2].request('ops', 'op-1', { id: 'op-1' });
+    await waitFor(() => batons[0].metrics().talk.ops.serve.reacked >= 1, { what: 'the second tab acknowledged' });
+    release.resolve();
+    assert.deepEqual(await Promise.all([first, again]), ['applied op-1', 'applied op-1']);
+    // Sent once more after it was answered: the cached answer, to the tab that asks now.
+    assert.equal(await batons[3].request('ops', 'op-1', { id: 'op-1', timeoutMs: 5000 }), 'applied op-1');
+    assert.equal(served, 1, 'served once in the term');
+    assert.ok(batons[0].metrics().talk.ops.serve.replayed >= 1, 'answered from the cache (once per re-send)');
+  });
+
+  test('a timeout longer than setTimeout allows: the timer is armed within its limit (it would fire at once, in a loop)', async () => {
+    const { tabs } = openTabs(2);
+    const delays = [];
+    const { setTimeout: set } = tabs[1].env;
+    tabs[1].env.setTimeout = (fn, ms) => {
+      delays.push(ms);
+      return set(fn, ms);
+    };
+    const batons = batonsFor(tabs);
+    const handle = batons[0].lead('slow', { serve: () => new Promise(() => {}) }); // acknowledged, never answered
+    await waitFor(() => handle.state() === 'leader');
+    const pending = batons[1].request('slow', 1, { timeoutMs: 30 * 24 * 3600 * 1000 }).catch((e) => e);
+    await waitFor(() => batons[0].metrics().talk.slow.serve.serving === 1);
+    // Acknowledged: the asking tab's one timer is now for the request's deadline, 30 days away.
+    await waitFor(() => delays.some((ms) => ms > 1e9), { what: 'the deadline timer armed' });
+    // setTimeout runs a delay over 2^31 - 1 ms at once: the request would spin on its timer.
+    assert.ok(delays.every((ms) => ms <= 2 ** 31 - 1), `delays armed: ${delays.filter((ms) => ms > 2 ** 31 - 1)}`);
+    batons[1].dispose();
+    assert.equal((await pending).code, 'DISPOSED');
+  });
+
   test('an abort signal rejects the request with its reason', async () => {
     const { tabs } = openTabs(1);
     const [baton] = batonsFor(tabs);
