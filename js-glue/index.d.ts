@@ -617,8 +617,10 @@ export class DeposedError extends Error {
 }
 
 /**
- * For the receiver of guarded effects: admits an effect only from the newest term seen
- * per resource (equal epochs are admitted: a term may act many times).
+ * For the receiver of guarded effects (a worker, a store): admits an effect only from the
+ * newest term seen per resource (equal epochs are admitted: a term may act many times).
+ * It compares in the WebAssembly core: `await load()` (or {@link ready}) before the first
+ * `admit`, `check` or `highest`, which throw until the core is loaded.
  */
 export class Fence {
   constructor();

@@ -174,6 +174,25 @@ describe('requests', () => {
     assert.ok(settled.every((e) => e.code === 'DISPOSED'), 'dispose rejects what waits');
   });
 
+  test('bounded on the leader\'s side too: an answer or a state over 64 KiB is refused with TOO_LARGE, and nothing is sent', async () => {
+    const { tabs } = openTabs(2);
+    const batons = batonsFor(tabs);
+    const handle = batons[0].lead('big', { serve: (size) => 'x'.repeat(size) });
+    await waitFor(() => handle.state() === 'leader');
+    assert.equal((await batons[1].request('big', 100)).length, 100);
+    const tooLarge = await batons[1].request('big', 40_000).then(() => null, (e) => e);
+    assert.ok(tooLarge instanceof RequestError && tooLarge.code === 'TOO_LARGE', `TOO_LARGE expected, got ${tooLarge}`);
+    assert.equal(tooLarge.epoch, handle.token().epoch, 'refused by the leader, in its term');
+    const view = batons[1].leaderState('big');
+    await handle.setState({ small: true });
+    await waitFor(() => view.get()?.value.small === true);
+    await assert.rejects(handle.setState({ huge: 'x'.repeat(40_000) }), (e) => e instanceof RequestError && e.code === 'TOO_LARGE');
+    await handle.setState({ small: 'again' });
+    await waitFor(() => view.get()?.value.small === 'again');
+    assert.equal(batons[1].metrics().talk.big.droppedOversized, 0, 'the oversized state was never posted');
+    view.close();
+  });
+
   test('one request id from several tabs (an app\'s operation id, sent again after a reload): served once, every tab answered', async () => {
     const { tabs } = openTabs(4);
     const batons = batonsFor(tabs);
