@@ -525,7 +525,12 @@ export interface LeaderStateSnapshot<T = unknown> {
   /** The term (epoch and leader tab id) that published `value`. */
   readonly epoch: number;
   readonly leader: string;
-  /** That term ended, or a newer one began and has not published yet. */
+  /**
+   * That term ended, or a newer one began and has not published yet. After a crash (no
+   * goodbye): in a tab that takes part in the resource's election, as soon as its election
+   * confirms the newer term; in a tab that only watches, once that term's leader announces
+   * itself (when it serves requests or publishes a state).
+   */
   readonly stale: boolean;
 }
 

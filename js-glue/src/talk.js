@@ -73,6 +73,11 @@ export function setState(baton, entry, value) {
   talkOf(baton, entry.resource).attach(entry).publish(value);
 }
 
+/** Called by `baton.lead(resource)` when this Baton already talks about the resource. */
+export function follow(baton, entry) {
+  baton.talks?.get(entry.resource)?.follow(entry);
+}
+
 /** `baton.leaderState(resource)`: `fn(snapshot)` now if known and on every change; returns the detach. */
 export function watch(baton, resource, fn) {
   return baton.disposed ? () => {} : talkOf(baton, resource).watch(fn);
@@ -114,6 +119,22 @@ class Talk {
       }
     }
     this.post({ k: 'hello' });
+    this.unfollow = null;
+    const entry = baton.entries.get(resource);
+    if (entry) this.follow(entry);
+  }
+
+  /**
+   * Follows the election of the resource where this tab takes part in it: when its core
+   * confirms a newer term, the state of the older one turns stale at once, even if that
+   * term's leader crashed (no goodbye) and the new one has not announced itself here yet.
+   */
+  follow(entry) {
+    if (this.closed || entry.released) return;
+    this.unfollow?.();
+    this.unfollow = entry.handle.onChange(({ leader }) => {
+      if (leader && leader.epoch > this.tracker.epoch) this.stateChanged(this.tracker.update(leader.epoch, leader.id, 0, undefined, false));
+    });
   }
 
   // ------------------------------------------------------------------ the channel
@@ -345,6 +366,7 @@ class Talk {
   /** Makes this tab's lead entry of the resource answer requests and publish its state. */
   attach(entry) {
     if (this.endpoint?.entry === entry || this.closed) return this.endpoint;
+    this.follow(entry);
     this.endpoint?.detach();
     this.endpoint = new Endpoint(this, entry);
     return this.endpoint;
@@ -364,6 +386,7 @@ class Talk {
   close() {
     if (this.closed) return;
     this.endpoint?.detach();
+    this.unfollow?.();
     this.closed = true;
     if (this.timer !== null) this.env.clearTimeout(this.timer);
     this.timer = null;

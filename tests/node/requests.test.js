@@ -371,6 +371,29 @@ describe('leader state', () => {
     assert.equal(view.get().stale, false);
     view.close();
   });
+  test('a crashed leader\'s state turns stale as soon as the election confirms a newer term, before the new leader publishes', async () => {
+    const { tabs } = openTabs(3);
+    const batons = batonsFor(tabs);
+    const handles = batons.slice(0, 2).map((b) => b.lead('ws'));
+    // The watching tab takes part in the election but can never lead (no tab has the capability).
+    const watcher = batons[2].leaderState('ws');
+    batons[2].lead('ws', { eligible: { capability: 'nobody-has-it' } });
+    await waitFor(() => leaderIndexes(handles).length === 1);
+    const [first] = leaderIndexes(handles);
+    const next = 1 - first;
+    const nextView = batons[next].leaderState('ws');
+    await handles[first].setState({ connected: true });
+    await waitFor(() => watcher.get()?.value.connected === true && nextView.get()?.value.connected === true);
+    const oldEpoch = handles[first].token().epoch;
+    tabs[first].crash(); // no goodbye
+    await waitFor(() => handles[next].state() === 'leader');
+    // The new leader has not published (nor announced itself: it does not serve).
+    await waitFor(() => watcher.get().stale === true && nextView.get().stale === true, { what: 'stale in the tabs of the election' });
+    assert.equal(watcher.get().epoch, oldEpoch, 'still the crashed term\'s state, marked stale');
+    await handles[next].setState({ connected: 'again' });
+    await waitFor(() => watcher.get().stale === false && watcher.get().value.connected === 'again');
+    assert.ok(watcher.get().epoch > oldEpoch);
+  });
 });
 
 describe('hostile messages on the talk channel', () => {
