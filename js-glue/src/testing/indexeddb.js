@@ -3,7 +3,9 @@
  * use, and no more. Databases open with `onupgradeneeded`; object stores have out-of-line
  * keys; `get`/`put` run in transactions, one transaction at a time (as overlapping
  * read-write scopes do), each request answering in a later task; `oncomplete`, `onerror`,
- * `onabort` and `abort()` behave as in browsers. Values are stored as structured clones.
+ * `onabort`, `abort()` and `commit()` behave as in browsers (a transaction left to commit on
+ * its own completes a task after its last request's success event; one told to `commit()`
+ * completes with its last request). Values are stored as structured clones.
  *
  * Not simulated: indexes, cursors, key ranges, `delete`, versionchange between
  * connections, quotas.
@@ -38,7 +40,7 @@ export function createIndexedDB() {
   let running = false;
   /** @type {IndexedDBFailure | null} */
   let failure = null;
-  const stats = { opens: 0, transactions: 0, committed: 0, failed: 0 };
+  const stats = { opens: 0, transactions: 0, committed: 0, failed: 0, explicitCommits: 0, relaxed: 0 };
   // Looked up at call time, so fake timers of a test framework also drive it.
   const later = (fn) => setTimeout(fn, 0);
   const request = (source) => ({ result: undefined, error: null, source, onsuccess: null, onerror: null });
@@ -60,9 +62,10 @@ export function createIndexedDB() {
   }
 
   class Transaction {
-    constructor(db, names) {
-      Object.assign(this, { db, names, ops: [], oncomplete: null, onerror: null, onabort: null, error: null, done: false });
+    constructor(db, names, durability) {
+      Object.assign(this, { db, names, durability, ops: [], oncomplete: null, onerror: null, onabort: null, error: null, done: false, committing: false });
       stats.transactions += 1;
+      if (durability === 'relaxed') stats.relaxed += 1;
       queue.push(this);
       runNext();
     }
@@ -72,7 +75,7 @@ export function createIndexedDB() {
       const map = this.db.stores.get(name);
       const previous = this.db.previous;
       const op = (fn) => {
-        if (this.done) throw new DOMException('transaction finished', 'TransactionInactiveError');
+        if (this.done || this.committing) throw new DOMException('transaction finished', 'TransactionInactiveError');
         const req = request(this);
         this.ops.push({ req, fn });
         return req;
@@ -93,6 +96,13 @@ export function createIndexedDB() {
 
     abort() {
       if (!this.done) this.fail(new DOMException('aborted', 'AbortError'));
+    }
+
+    /** No more requests: completes with the last one made (throws once finished, as browsers do). */
+    commit() {
+      if (this.done || this.committing) throw new DOMException('transaction finished', 'InvalidStateError');
+      this.committing = true;
+      stats.explicitCommits += 1;
     }
 
     fail(error) {
@@ -131,7 +141,9 @@ export function createIndexedDB() {
           this.fail(error);
           return;
         }
-        later(step);
+        // Told to commit: no trip back to the page to find that nothing more comes.
+        if (this.committing && this.ops.length === 0) step();
+        else later(step);
       };
       step();
       return undefined;
@@ -153,11 +165,13 @@ export function createIndexedDB() {
       return {};
     }
 
-    transaction(names, mode) {
+    transaction(names, mode, options = {}) {
       if (this.closed) throw new DOMException('connection closed', 'InvalidStateError');
       if (failure === 'throw') throw new DOMException('injected failure', 'UnknownError');
       if (mode !== 'readwrite' && mode !== 'readonly') throw new TypeError('bad mode');
-      return new Transaction(this.db, Array.isArray(names) ? names : [names]);
+      const durability = options.durability ?? 'default';
+      if (!['default', 'strict', 'relaxed'].includes(durability)) throw new TypeError('bad durability');
+      return new Transaction(this.db, Array.isArray(names) ? names : [names], durability);
     }
 
     close() {
