@@ -25,16 +25,6 @@ const STORES = ['epochs', 'leases'];
  */
 export const STORAGE_TIMEOUT_MS = 2500;
 
-/**
- * Read-write transactions ask for relaxed durability: the browser may report the commit
- * once the data is written to the operating system, before it is flushed to disk. A commit
- * reported so survives the tab's and the browser's processes ending, not an operating-system
- * crash or power loss right after it. Chromium does this by default (measured: a strict
- * epoch transaction takes about three times as long); asking for it makes every browser
- * promise the same.
- */
-const READWRITE_OPTIONS = { durability: 'relaxed' };
-
 export class Database {
   /**
    * @param {object} deps
@@ -131,7 +121,12 @@ export class Database {
       const start = (db) => {
         if (settled) return;
         try {
-          tx = db.transaction(storeNames, 'readwrite', READWRITE_OPTIONS);
+          // Relaxed durability: the browser may report the commit once the data is written to
+          // the operating system, before it is flushed to disk. Such a commit survives the
+          // tab's and the browser's processes ending, not an operating-system crash or power
+          // loss right after it. Chromium's default (measured: a strict epoch transaction
+          // takes about three times as long); asked for, so that every browser does the same.
+          tx = db.transaction(storeNames, 'readwrite', { durability: 'relaxed' });
         } catch (error) {
           // A closed connection: open again next time.
           this.opening = null;
