@@ -51,6 +51,9 @@ export const ENTRIES = {
 
 const common = {
   bundle: true,
+  // A dependency, imported on first use: the app's bundler (or Node) resolves it, so the app
+  // and the broadcast-channel drop-in share one `unload` module.
+  external: ['unload'],
   platform: 'neutral',
   target: 'es2020',
   minify: true,
@@ -60,9 +63,8 @@ const common = {
 
 // Chunks stay beside the entries: the core's chunk finds baton-core.wasm next to itself.
 const esm = await build({ ...common, entryPoints: ENTRIES, outdir: dist, format: 'esm', splitting: true, chunkNames: '[name]-[hash]', write: false });
-// The one import of a name known only at run time (src/import-at-run-time.js: Node's fs, the
-// optional `unload`): webpack and Vite warn about it unless told to leave it, and minifying
-// drops comments.
+// The one import of a name known only at run time (src/import-at-run-time.js: Node's fs):
+// webpack and Vite warn about it unless told to leave it, and minifying drops comments.
 const RUNTIME_IMPORT = /\bimport\(([A-Za-z_$][\w$]*)\)/g;
 let marked = 0;
 for (const file of esm.outputFiles) {

@@ -1,6 +1,6 @@
-// The broadcast-channel drop-in registers a leading elector with the `unload` package where
-// `unload` resolves at run time: in a page without a bundler, through its import map (the
-// js-glue README says so). Then broadcast-channel's own test "should resolve when
+// The broadcast-channel drop-in registers a leading elector with the `unload` package, which
+// a page without a bundler resolves through its import map (the js-glue README says so; the
+// bundled case is in tests/bundlers/). Then broadcast-channel's own test "should resolve when
 // leader-process exits" (runAll() kills the leader, the other elector takes over) passes
 // against the drop-in in Chromium, on the packed package.
 import { before, describe, it } from 'node:test';

@@ -2,7 +2,8 @@
 // (build/bundlers/, ignored), bundled by each bundler with its default configuration
 // (builds.js), then served and opened in headless Chromium, where the app must load the
 // wasm, elect a leader and get an answer to a request (code the package imports on first
-// use). Each output must contain the wasm as a file of its own.
+// use); a page also runs the broadcast-channel drop-in's `unload` check (app/unload-check.js).
+// Each output must contain the wasm as a file of its own.
 // Run: node --test tests/bundlers/
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -70,6 +71,7 @@ test('bundlers: the packed package builds and elects in Chromium', { timeout: 60
           assert.deepEqual(result.core, { state: 'ready', error: null });
           assert.equal(result.answer, 'ping-pong', `${name}: a request answered (the package's lazily imported chunk loaded)`);
           if (name.includes('worker')) assert.equal(result.inWorker, true);
+          else assert.deepEqual(result.unloaded, { firstDead: true, secondLeads: true }, `${name}: the app's unload.runAll() killed the drop-in's leader`);
           assert.ok(server.requests.some((r) => r.endsWith('.wasm')), `${name}: the page fetched the wasm`);
         } finally {
           await tab.page.close().catch(() => {});

@@ -19,9 +19,9 @@
  *
  * As the library does, a leading elector registers with the `unload` package, so that
  * `unload.runAll()` (the library's own tests, apps that simulate an exit) kills it; `die()`
- * takes it off again. `unload` is not a dependency: it is loaded at run time where it
- * resolves (Node, a page whose import map names it). Bundlers do not see that import, so
- * in a bundled page `runAll()` does not reach the elector; it still leaves on `pagehide`.
+ * takes it off again. `unload` is a dependency, as it is the library's, imported on first
+ * use: a bundler resolves it to the one module the app's own `import 'unload'` gets, and an
+ * app that never creates an elector loads none of it.
  *
  * @module tab-baton/compat/broadcast-channel
  */
@@ -31,7 +31,6 @@ import { holdProcessOpen } from '../env.js';
 import { ready, whenLoaded } from '../core.js';
 import { LIMITS, envOption, numberOption, oneOfOption, optionsObject, stringOption } from '../options.js';
 import { registerCompat, singleElection } from './shared.js';
-import { importAtRunTime } from '../import-at-run-time.js';
 
 const OPTIONS = ['fallbackInterval', 'responseTime', 'heartbeatMs', 'authority', 'env', 'id'];
 /** A capability no tab has: the policy of an elector that only observes. */
@@ -40,10 +39,10 @@ const DUPLICATE_REASONS = new Set(['conflict', 'newer-epoch', 'lock-lost', 'leas
 /** Channels that already have an elector (as in the library, one per channel). */
 const electors = new WeakSet();
 
-/** The `unload` package's API, or null where it does not resolve; loaded on first use. */
+/** The `unload` package's API, or null where it cannot be loaded; loaded on first use. */
 let unloadLoaded = null;
 function loadUnload() {
-  unloadLoaded ??= importAtRunTime('unload').then(
+  unloadLoaded ??= import('unload').then(
     (module) => [module, module.default].find((api) => typeof api?.add === 'function') ?? null,
     () => null,
   );
