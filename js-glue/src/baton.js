@@ -418,6 +418,8 @@ class Baton {
     if (serve || accept) {
       entry.talkOptions = { serve, accept };
       this.talk('attach', entry).catch(reportError);
+    } else if (this.talks?.has(resource)) {
+      this.talk('follow', entry).catch(reportError);
     }
     return entry.handle;
   }

@@ -31,6 +31,12 @@
  */
 
 /**
+ * setTimeout's longest delay: a longer one fires at once. Baton's timers wait at most this
+ * long, and whoever sets one for a later deadline finds it not due yet and sets it again.
+ */
+const MAX_TIMER_DELAY = 2 ** 31 - 1;
+
+/**
  * @param {object} [source] the `env` option; `globalThis` when undefined
  * @returns {Env}
  */
@@ -56,7 +62,7 @@ export function resolveEnv(source) {
     now,
     monotonic,
     startMs: startTime(g, injected, now),
-    setTimeout: (fn, ms) => unref(timers.setTimeout(fn, ms)),
+    setTimeout: (fn, ms) => unref(timers.setTimeout(fn, Math.min(ms, MAX_TIMER_DELAY))),
     clearTimeout: (id) => timers.clearTimeout(id),
     opaque: read(g, 'origin') === 'null',
     injected,

@@ -29,8 +29,6 @@ import { LOCKS_PROBE_TIMEOUT_MS, probeLocks } from './locks-probe.js';
 import { reportError } from './errors.js';
 import { AUTHORITY_NAMES } from './constants.js';
 
-/** setTimeout's longest delay; a later deadline just wakes up once more. */
-const MAX_DELAY = 2 ** 31 - 1;
 
 let leaseModule = null;
 /**
@@ -389,7 +387,7 @@ export class Runtime {
     // Waking strictly after it instead would, with a millisecond clock, often wake twice
     // for one deadline (once on it, then again a millisecond later).
     const now = this.env.monotonic();
-    const delay = at <= now ? 0 : Math.min(MAX_DELAY, Math.ceil(at - now));
+    const delay = at <= now ? 0 : Math.ceil(at - now);
     this.timerAt = at;
     const timer = this.env.setTimeout(() => {
       if (this.timer !== timer) return; // cleared, but the environment fired it anyway

@@ -21,6 +21,7 @@ export const TALK_LIMITS = {
   maxPending: 64, // requests one tab (one Baton) may have waiting, all resources together
   maxServing: 256, // requests a leader serves at once; more are left unacknowledged (retried)
   repliesKept: 256, // answers a leader keeps to replay to a re-sent request of its term
+  maxAskers: 8, // tabs one request id is answered to (the same app id sent from several tabs)
   idChars: 160,
   nameChars: 64,
   errorChars: 2048,

@@ -34,12 +34,15 @@ const browser = createBrowser();
 const tabs = [browser.tab('a'), browser.tab('b')];
 const batons = tabs.map((tab) => createBaton({ namespace: 'exit', env: tab, heartbeatMs: 20 }));
 const handles = batons.map((baton) => baton.lead('job'));
+// The lease mode over the in-memory IndexedDB (a tab without Web Locks).
+const leased = createBaton({ namespace: 'exit-lease', env: { ...browser.tab('e'), locks: null }, heartbeatMs: 20 });
+const lease = leased.lead('job');
 const election = leaderElection.create({ channel: 'exit-election', heartbeatMs: 20, takeoverMs: 60 });
 requestLeadership('exit-lock', () => {}, { env: browser.tab('c') });
 const elector = createLeaderElection('exit-elector', { env: browser.tab('d') });
 await elector.awaitLeadership();
-await until(() => job.state() === 'leader' && handles.some((h) => h.state() === 'leader') && election.isLeader());
-console.log(JSON.stringify({ leading: true, support: plain.support() }));
+await until(() => job.state() === 'leader' && handles.some((h) => h.state() === 'leader') && election.isLeader() && lease.state() === 'leader');
+console.log(JSON.stringify({ leading: true, support: plain.support(), leaseMode: leased.support().mode }));
 // No dispose(), no die(), no relinquish: the process must end here by itself.
 `;
 
@@ -50,6 +53,7 @@ test('a process whose Batons are never disposed exits by itself, and says which 
   const report = JSON.parse(stdout.trim().split('\n').pop());
   assert.equal(report.leading, true);
   assert.equal(report.support.mode, 'broadcast');
+  assert.equal(report.leaseMode, 'lease');
   assert.match(report.support.reason, /no navigator\.locks or indexedDB/);
   assert.match(report.support.reason, /tab-baton\/testing/);
   // Said once, on stderr, for the first Baton made on Node's own globals.
