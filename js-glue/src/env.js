@@ -46,10 +46,7 @@ export function resolveEnv(source) {
   const nav = read(g, 'navigator');
   const locks = read(g, 'locks') ?? read(nav, 'locks');
   const now = typeof g.now === 'function' ? () => g.now() : () => Date.now();
-  const perf = globalThis.performance;
-  const monotonic = typeof g.monotonic === 'function' ? () => g.monotonic()
-    : typeof g.now === 'function' ? now
-      : typeof perf?.now === 'function' ? () => perf.now() : now;
+  const monotonic = typeof g.monotonic === 'function' ? () => g.monotonic() : g.now ? now : () => performance.now();
   const timers = typeof g.setTimeout === 'function' && typeof g.clearTimeout === 'function' ? g : globalThis;
   return {
     locks: locks && typeof locks.request === 'function' ? locks : null,
