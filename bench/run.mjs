@@ -11,7 +11,7 @@
 //                 (silent: only Baton's silent freeze under Web Locks, a part of frozen)
 //                 (with --only requests, --write replaces only that section of bench/RESULTS.md)
 //     --trials N  N trials per hand-over, frozen and start-up case instead of the mode's count
-//     --tabs N    N tabs per group instead of the mode's count
+//     --tabs N    N tabs per group instead of the mode's count (requests too: the asking tab and N - 1 leaders)
 //     --idle-ns L comma-separated tab counts for the idle phase instead of the mode's (e.g. 2,10)
 //     --subjects K  comma-separated subject keys (e.g. baton-lease): only those are measured
 //     --before F  an earlier run's raw JSON: its targets beside this run's (printed, and in RESULTS.md)
@@ -82,7 +82,7 @@ if (option('--trials')) {
   const n = Number(option('--trials'));
   for (const key of ['handoverTrials', 'fallbackCloseTrials', 'fallbackCrashTrials', 'frozenTrials', 'startupTrials']) CONFIG[key] = n;
 }
-if (option('--tabs')) CONFIG.tabs = Number(option('--tabs'));
+if (option('--tabs')) CONFIG.tabs = CONFIG.requests.tabs = Number(option('--tabs'));
 if (option('--idle-ns')) CONFIG.idleNs = option('--idle-ns').split(',').map(Number);
 /** Subjects measured in every phase (not only hand-overs). */
 const EVERY_PHASE = SUBJECTS.filter((s) => !s.handoverOnly && measured(s));

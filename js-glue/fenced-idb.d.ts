@@ -19,7 +19,8 @@ import type { StaleOwnerError } from './index.js';
  * highest accepted for `token.resource`, recording it. `body` uses `tx` synchronously or
  * from request callbacks. Resolves with its return value once committed; rejects with a
  * {@link StaleOwnerError} or with what aborted the transaction. Never throws: wrong
- * arguments reject with a TypeError naming them.
+ * arguments reject with a TypeError naming them. `stores` may be empty: run that way at the
+ * start of a term, it records the term's epoch, so an older term is refused from then on.
  */
 export function fencedTransaction<T>(
   db: IDBDatabase,

@@ -96,8 +96,13 @@ export interface BatonEnv {
   /** The global scope's listeners, for `pagehide`, `pageshow`, `online`, `offline`. */
   addEventListener?(type: string, listener: (event: unknown) => void): void;
   removeEventListener?(type: string, listener: (event: unknown) => void): void;
-  /** Wall-clock milliseconds (compared across tabs). Default `Date.now()`. */
+  /** Wall-clock milliseconds (compared across tabs: lease records, ages). Default `Date.now()`. */
   now?(): number;
+  /**
+   * Milliseconds that no clock jump moves (timers, waits, how long ago a tab was heard).
+   * Default `performance.now()`; with `now` given and this not, `now`.
+   */
+  monotonic?(): number;
   /** When this page started (ranking's age bonus). Default `performance.timeOrigin`, or now. */
   startMs?: number;
   setTimeout?(callback: () => void, ms: number): unknown;
@@ -376,7 +381,10 @@ export interface ServeMetrics {
   reacked: number;
   refused: number;
   failed: number;
-  /** Requests left unacknowledged because 256 were being served (the caller re-sends). */
+  /**
+   * Requests left unacknowledged because 256 were being served, or because 8 tabs already
+   * wait for the same request id (the caller re-sends).
+   */
   busy: number;
   /** Answers computed after their term ended: not sent (the next leader answers). */
   lateAnswers: number;
@@ -472,7 +480,8 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /**
    * The request id `serve` sees as `from.requestId` (at most 128 bytes): pass an id of your
-   * own (an offline operation's id, say) to dedupe across reloads. Default: unique per tab.
+   * own (an offline operation's id, say) to dedupe across reloads. Within a term, one id is
+   * served once whichever tabs send it, and each of them gets the answer. Default: unique per tab.
    */
   id?: string;
   /** Resolve with {@link RequestAnswer} (the value and the term that served it). */
@@ -521,7 +530,12 @@ export interface LeaderStateSnapshot<T = unknown> {
   /** The term (epoch and leader tab id) that published `value`. */
   readonly epoch: number;
   readonly leader: string;
-  /** That term ended, or a newer one began and has not published yet. */
+  /**
+   * That term ended, or a newer one began and has not published yet. After a crash (no
+   * goodbye): in a tab that takes part in the resource's election, as soon as its election
+   * confirms the newer term; in a tab that only watches, once that term's leader announces
+   * itself (when it serves requests or publishes a state).
+   */
   readonly stale: boolean;
 }
 
@@ -613,8 +627,10 @@ export class DeposedError extends Error {
 }
 
 /**
- * For the receiver of guarded effects: admits an effect only from the newest term seen
- * per resource (equal epochs are admitted: a term may act many times).
+ * For the receiver of guarded effects (a worker, a store): admits an effect only from the
+ * newest term seen per resource (equal epochs are admitted: a term may act many times).
+ * It compares in the WebAssembly core: `await load()` (or {@link ready}) before the first
+ * `admit`, `check` or `highest`, which throw until the core is loaded.
  */
 export class Fence {
   constructor();

@@ -166,7 +166,7 @@ export interface FakeIDBOpenRequest extends FakeIDBRequest<FakeIDBDatabase> {
 export interface FakeIDBDatabase {
   readonly objectStoreNames: { contains(name: string): boolean; readonly length: number };
   createObjectStore(name: string): object;
-  transaction(names: string | string[], mode: 'readonly' | 'readwrite'): FakeIDBTransaction;
+  transaction(names: string | string[], mode: 'readonly' | 'readwrite', options?: { durability?: 'default' | 'strict' | 'relaxed' }): FakeIDBTransaction;
   close(): void;
   onversionchange: (() => void) | null;
 }
@@ -174,6 +174,9 @@ export interface FakeIDBDatabase {
 export interface FakeIDBTransaction {
   objectStore(name: string): FakeIDBObjectStore;
   abort(): void;
+  /** No more requests: the transaction completes with its last one. */
+  commit(): void;
+  readonly durability: 'default' | 'strict' | 'relaxed';
   readonly error: DOMException | null;
   oncomplete: ((event: { target: FakeIDBTransaction }) => void) | null;
   onerror: ((event: { target: FakeIDBTransaction }) => void) | null;
@@ -193,12 +196,23 @@ export interface IndexedDBStats {
   committed: number;
   /** Failed or aborted. */
   failed: number;
+  /** `commit()` calls: transactions committed as soon as their last request was made. */
+  explicitCommits: number;
+  /** Transactions created with `{ durability: 'relaxed' }`. */
+  relaxed: number;
 }
 
 /** One origin's IndexedDB, with test hooks. */
 export interface FakeIndexedDB {
-  /** Pass this as the `indexedDB` of the env option (every `FakeTab` of a `createBrowser()` has it). */
+  /** Pass this as the `indexedDB` of the env option, or one `client()` per tab. */
   readonly indexedDB: FakeIDBFactory;
+  /**
+   * One tab's own factory over the same databases (each `FakeTab` of a `createBrowser()`
+   * has one). `crash()` ends the tab's part as a renderer crash does: its transaction in
+   * progress is rolled back, its queued ones are dropped, and nothing it asks for
+   * afterwards is answered.
+   */
+  client(): { readonly indexedDB: FakeIDBFactory; crash(): void };
   /** Injects a failure until `fail(false)` (`true`: `'error'`); hung and blocked operations then resume. */
   fail(failure: boolean | IndexedDBFailure): void;
   /** Deletes every database, as clearing the site's data does. */
@@ -233,12 +247,16 @@ export interface FakeTab {
   readonly BroadcastChannel: FakeBroadcastChannelConstructor;
   /** The origin's storage, shared by all tabs. */
   readonly localStorage: FakeStorage;
-  /** The origin's IndexedDB, shared by all tabs; null when the browser was made with `{indexedDB: false}`. */
+  /**
+   * The origin's IndexedDB: this tab's view of the databases all tabs share; null when the
+   * browser was made with `{indexedDB: false}`.
+   */
   readonly indexedDB: FakeIDBFactory | null;
   /**
    * Kills the tab like a renderer crash: its locks and queued requests vanish
-   * without settling and its channels are disconnected. Code already running
-   * is not stopped. The id can then be reused for a new tab.
+   * without settling, its channels are disconnected, its IndexedDB transaction in
+   * progress is rolled back and its IndexedDB requests are never answered. Code
+   * already running is not stopped. The id can then be reused for a new tab.
    */
   crash(): void;
 }

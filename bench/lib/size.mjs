@@ -14,7 +14,7 @@ export const TARGET_GZIP = 20 * 1024;
  * The budget the test enforces for that app (JS + wasm, gzip bytes): the size measured when
  * it was set plus about 1%. Lower it whenever the package shrinks; raise it only on purpose.
  */
-export const BUDGET_GZIP = 34120;
+export const BUDGET_GZIP = 33600;
 
 /** An app that uses only createBaton, as its author would write it. */
 export const APP_SOURCE = `import { createBaton } from 'tab-baton';
@@ -44,7 +44,7 @@ const SETTINGS = { bundle: true, format: 'esm', platform: 'browser', target: 'es
  * as a bundler that supports it would, and measures what the app loads at start: its entry,
  * the chunks it imports statically, and the wasm. Code behind a dynamic import (requests,
  * loaded on first use) is not loaded by an app that does not use it.
- * @returns {Promise<{js: {raw: number, gzip: number}, wasm: {raw: number, gzip: number}, total: number, text: string, lazy: {raw: number, gzip: number}}>}
+ * @returns {Promise<{js: {raw: number, gzip: number}, wasm: {raw: number, gzip: number}, total: number, text: string, lazy: {raw: number, gzip: number}, lazyChunks: Record<string, {raw: number, gzip: number}>}>}
  */
 export async function measureApp(root) {
   const result = await build({
@@ -63,9 +63,12 @@ export async function measureApp(root) {
   visit(entry);
   const sum = (names) => names.map((n) => measure(files.get(n))).reduce((a, b) => ({ raw: a.raw + b.raw, gzip: a.gzip + b.gzip }), { raw: 0, gzip: 0 });
   const js = sum([...loaded]);
-  const lazy = sum([...files.keys()].filter((n) => n.endsWith('.js') && !loaded.has(n)));
+  const lazyNames = [...files.keys()].filter((n) => n.endsWith('.js') && !loaded.has(n));
+  const lazy = sum(lazyNames);
+  // Each chunk loaded on first use, by its module's name without esbuild's hash ('talk', 'lease').
+  const lazyChunks = Object.fromEntries(lazyNames.map((n) => [path.basename(n).replace(/-[A-Z0-9]+\.js$/, ''), measure(files.get(n))]));
   const wasm = measure(readFileSync(path.join(root, 'js-glue', 'dist', 'baton-core.wasm')));
-  return { js, wasm, lazy, total: js.gzip + wasm.gzip, text: [...loaded].map((n) => files.get(n)).join('\n') };
+  return { js, wasm, lazy, lazyChunks, total: js.gzip + wasm.gzip, text: [...loaded].map((n) => files.get(n)).join('\n') };
 }
 
 /** Marks the emscripten module (build/wasm/baton-core.js) external: the glue alone. */

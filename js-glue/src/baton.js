@@ -357,16 +357,16 @@ class Baton {
 
   /**
    * `pagehide`: leave at once, keep the handles. The lock goes back only once this handler
-   * has returned, so it does one thing: the closing step, which releases the lock and says
-   * goodbye (naming the successor). The rest (the dispose step, copying the final metrics
-   * and log out of the core) waits for a later task: a page being closed is torn down
-   * first and never does it; a page kept in the bfcache does it on its way back, or when
-   * its log is asked for.
+   * has returned, so it does one thing: the closing step (Runtime.leave), which releases the
+   * lock, then says goodbye (naming the successor). The rest (the dispose step, copying the
+   * final metrics and log out of the core) waits for a later task: a page being closed is
+   * torn down first and never does it; a page kept in the bfcache does it on its way back,
+   * or when its log is asked for.
    */
   suspend() {
     if (this.disposed || this.suspended) return;
     this.suspended = true;
-    this.runtime.lifecycle('closing');
+    this.runtime.leave();
     const runtime = this.runtime;
     const timer = this.env.setTimeout(() => this.finishRetiring(), 0);
     this.retiring = { runtime, timer };
@@ -418,6 +418,8 @@ class Baton {
     if (serve || accept) {
       entry.talkOptions = { serve, accept };
       this.talk('attach', entry).catch(reportError);
+    } else if (this.talks?.has(resource)) {
+      this.talk('follow', entry).catch(reportError);
     }
     return entry.handle;
   }
@@ -593,10 +595,11 @@ class Entry {
     // Between the core's step and the delivery of its `elected` notice the term has no
     // token yet: report it as still acquiring, so that state() and token() always agree.
     if (role === 'leader' && !this.token) return 'candidate';
-    // A lease term past the time others may take its record over (this tab was frozen, or
-    // its renewal has not committed yet) is in doubt, even before the core's next step
+    // A lease term past the time others may take its record over (this tab was frozen, its
+    // renewal has not committed yet, or the wall clock jumped forward) is in doubt, even before the core's next step
     // looks at it: no token, fenced() refuses, until a renewal confirms the same term.
-    if (role === 'leader' && this.baton.env.now() >= view.validUntil) return 'candidate';
+    const env = this.baton.env;
+    if (role === 'leader' && (env.monotonic() >= view.validUntil || env.now() >= view.validUntilWall)) return 'candidate';
     return role;
   }
 

@@ -17,8 +17,6 @@ import { functionOption, numberOption, optionsObject, stringOption, booleanOptio
 import { MAX_SESSION_CHARS, RelayCore } from './relay-core.js';
 
 const RELAY_OPTIONS = ['resource', 'source', 'onEvent', 'onReset', 'silenceMs', 'eligible', 'preferVisible', 'session', 'compare', 'maxDataBytes', 'maxBufferBytes'];
-/** setTimeout's longest delay; a later deadline just wakes up once more. */
-const MAX_DELAY = 2 ** 31 - 1;
 
 /**
  * Creates a relay for one resource of a Baton. See index.d.ts (`RelayOptions`, `Relay`).
@@ -196,7 +194,7 @@ class Relay {
     this.timer = null;
     this.timerAt = at;
     if (at === Infinity) return;
-    const delay = Math.min(MAX_DELAY, Math.max(0, Math.ceil(at - this.env.now())));
+    const delay = Math.max(0, Math.ceil(at - this.env.now()));
     const timer = this.env.setTimeout(() => {
       if (this.timer !== timer) return;
       this.timer = null;

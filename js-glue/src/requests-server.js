@@ -4,7 +4,8 @@
  *
  * Within one term a re-sent request (same id) is served once: while it is being served it
  * is only acknowledged again, and once answered its answer is replayed from a bounded
- * cache. A new term starts empty (its leader may be another tab; the caller re-sends to
+ * cache. The id may come from more than one tab (an app's own operation id, sent again by
+ * the tab that replaced a reloaded one): each of them gets the one answer. A new term starts empty (its leader may be another tab; the caller re-sends to
  * it and it serves again: at least once across terms). An answer computed in a term that
  * has ended is not sent: the caller will get one from the next term instead.
  *
@@ -15,14 +16,16 @@ export class ServeDesk {
   /**
    * @param {number} maxServing requests served at once; more stay unacknowledged
    * @param {number} repliesKept answers kept for replay
+   * @param {number} maxAskers tabs waiting for one request's answer; more stay unacknowledged
    */
-  constructor(maxServing, repliesKept) {
+  constructor(maxServing, repliesKept, maxAskers) {
     this.maxServing = maxServing;
     this.repliesKept = repliesKept;
+    this.maxAskers = maxAskers;
     /** The current term's epoch, 0 when this tab does not lead. */
     this.epoch = 0;
-    /** @type {Set<string>} */
-    this.serving = new Set();
+    /** @type {Map<string, string[]>} id -> the tabs waiting for its answer, first asker first */
+    this.serving = new Map();
     /** @type {Map<string, object>} id -> the answer message, oldest first */
     this.replies = new Map();
     this.counters = { served: 0, replayed: 0, reacked: 0, refused: 0, failed: 0, busy: 0, lateAnswers: 0, notLeader: 0 };
@@ -41,10 +44,11 @@ export class ServeDesk {
   }
 
   /**
-   * A request arrived.
+   * Request `id` arrived from tab `from`.
    * @returns {{do: 'ignore'} | {do: 'ack'} | {do: 'replay', reply: object} | {do: 'serve'}}
+   *   a replayed answer is addressed to `from` by the caller
    */
-  request(id) {
+  request(id, from) {
     if (this.epoch === 0) {
       this.counters.notLeader += 1;
       return { do: 'ignore' };
@@ -54,7 +58,15 @@ export class ServeDesk {
       this.counters.replayed += 1;
       return { do: 'replay', reply };
     }
-    if (this.serving.has(id)) {
+    const askers = this.serving.get(id);
+    if (askers) {
+      if (!askers.includes(from)) {
+        if (askers.length >= this.maxAskers) {
+          this.counters.busy += 1;
+          return { do: 'ignore' };
+        }
+        askers.push(from);
+      }
       this.counters.reacked += 1;
       return { do: 'ack' };
     }
@@ -62,23 +74,25 @@ export class ServeDesk {
       this.counters.busy += 1;
       return { do: 'ignore' };
     }
-    this.serving.add(id);
+    this.serving.set(id, [from]);
     return { do: 'serve' };
   }
 
   /**
    * `serve` finished for `id`, in term `epoch`, with the answer message `reply`.
    * @param {'served'|'failed'|'refused'} outcome
-   * @returns {boolean} true: send `reply`
+   * @returns {string[]} the tabs to send `reply` to (none: its term has ended)
    */
   answered(id, epoch, reply, outcome) {
-    if (epoch !== this.epoch || !this.serving.delete(id)) {
+    const askers = epoch === this.epoch ? this.serving.get(id) : undefined;
+    if (!askers) {
       this.counters.lateAnswers += 1;
-      return false;
+      return [];
     }
+    this.serving.delete(id);
     this.counters[outcome] += 1;
     this.replies.set(id, reply);
     if (this.replies.size > this.repliesKept) this.replies.delete(this.replies.keys().next().value);
-    return true;
+    return askers;
   }
 }

@@ -29,8 +29,6 @@ import { LOCKS_PROBE_TIMEOUT_MS, probeLocks } from './locks-probe.js';
 import { reportError } from './errors.js';
 import { AUTHORITY_NAMES } from './constants.js';
 
-/** setTimeout's longest delay; a later deadline just wakes up once more. */
-const MAX_DELAY = 2 ** 31 - 1;
 
 let leaseModule = null;
 /**
@@ -76,6 +74,12 @@ export class Runtime {
     this.timer = null;
     this.timerAt = Infinity;
     this.timersFrozen = false;
+    /**
+     * While `leave()` steps the closing: the frames it would post (broadcast effects), held
+     * until the lock is back; notices and the timer wait too. Null otherwise.
+     * @type {import('./core.js').Effect[] | null}
+     */
+    this.leaving = null;
     this.disposing = false;
     this.closed = false;
     /** Storage operations in flight; the core lives until they have reported. */
@@ -136,7 +140,7 @@ export class Runtime {
               health,
               owner: config.id,
               key: names.leaseKey,
-              decide: (resource, record) => this.core.leaseDecide(resource, record, env.now()),
+              decide: (resource, record) => this.core.leaseDecide(resource, record, env.monotonic()),
               committed: (resource, record) => this.step((core, now) => core.leaseResult(now, resource, record)),
               failed: (resource) => report('lease_failed', resource),
               counters,
@@ -162,7 +166,7 @@ export class Runtime {
         leaseMs: config.leaseMs,
         startMs: env.startMs,
         seed: (config.seed + generation) >>> 0,
-      });
+      }, env.now);
       this.pump();
       this.settleEarlyRequests();
     });
@@ -245,6 +249,26 @@ export class Runtime {
   }
 
   /**
+   * `pagehide`: the closing step, with nothing before the browser gets the lock back. A held
+   * lock goes back when the promise its grant returned settles, i.e. in the first microtask
+   * after this handler, whatever the handler does after resolving it. So the handler does
+   * only the step and its lock releases (and, under the lease, begins the release's
+   * transaction); the goodbye and the other frames, the leadership notices and the next timer
+   * follow in a microtask queued after the release: the browser hands the lock over first,
+   * and the app's callbacks still run right after, before any later `pagehide` listener.
+   */
+  leave() {
+    this.leaving = [];
+    this.lifecycle('closing');
+    const frames = this.leaving;
+    this.leaving = null;
+    queueMicrotask(() => {
+      for (const frame of frames) this.execute(frame);
+      this.pump();
+    });
+  }
+
+  /**
    * In the `freeze` and `pagehide` handlers, once the core has stepped the freeze or the
    * close (from then on it starts no transaction that waits on the page): a lease
    * transaction left open would hold the store while this page is frozen or being torn down
@@ -297,9 +321,9 @@ export class Runtime {
       for (;;) {
         if (this.queue.length > 0) {
           const event = this.queue.shift();
-          const effects = event(this.core, this.env.now());
+          const effects = event(this.core, this.env.monotonic());
           for (const effect of effects) this.execute(effect);
-        } else if (this.notices.length > 0) {
+        } else if (this.notices.length > 0 && !this.leaving) {
           this.deliver(this.notices.shift());
         } else {
           break;
@@ -309,7 +333,7 @@ export class Runtime {
       this.pumping = false;
     }
     if (this.disposing && !this.closed) this.close();
-    else this.arm();
+    else if (!this.leaving) this.arm();
   }
 
   /** Turns one effect into a browser call (or, for leadership changes, a notice). */
@@ -317,7 +341,8 @@ export class Runtime {
     const { resource } = effect;
     switch (effect.kind) {
       case 'broadcast':
-        if (this.channel) this.channel.post(effect.bytes);
+        if (this.leaving) this.leaving.push(effect);
+        else if (this.channel) this.channel.post(effect.bytes);
         else this.counters.framesUnsent += 1;
         break;
       case 'lock-request':
@@ -388,15 +413,15 @@ export class Runtime {
     // The tick is due at the deadline itself: the core compares every deadline with `>=`.
     // Waking strictly after it instead would, with a millisecond clock, often wake twice
     // for one deadline (once on it, then again a millisecond later).
-    const now = this.env.now();
-    const delay = at <= now ? 0 : Math.min(MAX_DELAY, Math.ceil(at - now));
+    const now = this.env.monotonic();
+    const delay = at <= now ? 0 : Math.ceil(at - now);
     this.timerAt = at;
     const timer = this.env.setTimeout(() => {
       if (this.timer !== timer) return; // cleared, but the environment fired it anyway
       this.timer = null;
       this.timerAt = Infinity;
-      // Timers may fire early by the wall clock (Node's loop clock lags Date.now()).
-      if (this.env.now() < at) {
+      // Timers may fire early by the clock (Node's loop clock lags performance.now()).
+      if (this.env.monotonic() < at) {
         this.arm();
         return;
       }
@@ -445,7 +470,7 @@ export class Runtime {
   }
 
   presence() {
-    return this.closed || !this.core ? [] : this.core.presence(this.env.now());
+    return this.closed || !this.core ? [] : this.core.presence(this.env.monotonic());
   }
 
   metrics() {

@@ -14,6 +14,8 @@
  * @module tab-baton/talk-wire
  */
 
+import { PLAUSIBLE_EPOCH } from './constants.js';
+
 export const TALK_PROTOCOL = 1;
 /** Defaults and hard caps, one source for the adapter, the reducers and the checks. */
 export const TALK_LIMITS = {
@@ -21,14 +23,13 @@ export const TALK_LIMITS = {
   maxPending: 64, // requests one tab (one Baton) may have waiting, all resources together
   maxServing: 256, // requests a leader serves at once; more are left unacknowledged (retried)
   repliesKept: 256, // answers a leader keeps to replay to a re-sent request of its term
+  maxAskers: 8, // tabs one request id is answered to (the same app id sent from several tabs)
   idChars: 160,
   nameChars: 64,
   errorChars: 2048,
 };
 const KINDS = new Set(['req', 'ack', 'res', 'lead', 'state', 'hello', 'bye']);
 const TERM_KINDS = new Set(['ack', 'res', 'lead', 'state', 'bye']);
-/** Epochs far above anything seen are forgeries (as in the core's frame checks). */
-export const MAX_EPOCH = 2 ** 40;
 
 /**
  * A size estimate of structured-clone data, in bytes: strings count 2 bytes a character,
@@ -63,7 +64,8 @@ export function sizeOf(value, limit) {
 }
 
 const isName = (s, max) => typeof s === 'string' && s !== '' && s.length <= max;
-const isEpoch = (e) => Number.isSafeInteger(e) && e > 0 && e <= MAX_EPOCH;
+// Epochs at or above the core's plausibility bound are forgeries, as in its frame checks.
+const isEpoch = (e) => Number.isSafeInteger(e) && e > 0 && e < PLAUSIBLE_EPOCH;
 
 /**
  * @param {any} msg a received message

@@ -73,6 +73,11 @@ export function setState(baton, entry, value) {
   talkOf(baton, entry.resource).attach(entry).publish(value);
 }
 
+/** Called by `baton.lead(resource)` when this Baton already talks about the resource. */
+export function follow(baton, entry) {
+  baton.talks?.get(entry.resource)?.follow(entry);
+}
+
 /** `baton.leaderState(resource)`: `fn(snapshot)` now if known and on every change; returns the detach. */
 export function watch(baton, resource, fn) {
   return baton.disposed ? () => {} : talkOf(baton, resource).watch(fn);
@@ -114,6 +119,22 @@ class Talk {
       }
     }
     this.post({ k: 'hello' });
+    this.unfollow = null;
+    const entry = baton.entries.get(resource);
+    if (entry) this.follow(entry);
+  }
+
+  /**
+   * Follows the election of the resource where this tab takes part in it: when its core
+   * confirms a newer term, the state of the older one turns stale at once, even if that
+   * term's leader crashed (no goodbye) and the new one has not announced itself here yet.
+   */
+  follow(entry) {
+    if (this.closed || entry.released) return;
+    this.unfollow?.();
+    this.unfollow = entry.handle.onChange(({ leader }) => {
+      if (leader && leader.epoch > this.tracker.epoch) this.stateChanged(this.tracker.update(leader.epoch, leader.id, 0, undefined, false));
+    });
   }
 
   // ------------------------------------------------------------------ the channel
@@ -345,6 +366,7 @@ class Talk {
   /** Makes this tab's lead entry of the resource answer requests and publish its state. */
   attach(entry) {
     if (this.endpoint?.entry === entry || this.closed) return this.endpoint;
+    this.follow(entry);
     this.endpoint?.detach();
     this.endpoint = new Endpoint(this, entry);
     return this.endpoint;
@@ -364,6 +386,7 @@ class Talk {
   close() {
     if (this.closed) return;
     this.endpoint?.detach();
+    this.unfollow?.();
     this.closed = true;
     if (this.timer !== null) this.env.clearTimeout(this.timer);
     this.timer = null;
@@ -391,7 +414,7 @@ class Endpoint {
   constructor(talk, entry) {
     this.talk = talk;
     this.entry = entry;
-    this.desk = new ServeDesk(TALK_LIMITS.maxServing, TALK_LIMITS.repliesKept);
+    this.desk = new ServeDesk(TALK_LIMITS.maxServing, TALK_LIMITS.repliesKept, TALK_LIMITS.maxAskers);
     /** The current term's token and signal, and its state (seq 0: none published yet). */
     this.token = null;
     this.signal = null;
@@ -485,11 +508,11 @@ class Endpoint {
 
   request(msg) {
     this.sync();
-    const decision = this.desk.request(msg.id);
+    const decision = this.desk.request(msg.id, msg.from);
     const epoch = this.desk.epoch;
     if (decision.do === 'ignore') return;
     if (decision.do === 'replay') {
-      this.talk.post(decision.reply);
+      this.talk.post({ ...decision.reply, to: msg.from });
       return;
     }
     const ack = { k: 'ack', to: msg.from, id: msg.id, epoch };
@@ -518,7 +541,7 @@ class Endpoint {
     const { serve, accept } = this.entry.talkOptions;
     const { resource, maxBytes } = this.talk;
     const from = Object.freeze({ tab: msg.from, requestId: msg.id });
-    const base = { k: 'res', to: msg.from, id: msg.id, epoch };
+    const base = { k: 'res', id: msg.id, epoch };
     const refuse = (why) => ({ outcome: 'refused', reply: { ...base, ok: false, error: { name: 'RequestError', code: 'REFUSED', message: `the leader of "${resource}" ${why}` } } });
     const fail = (error) => ({ outcome: 'failed', reply: { ...base, ok: false, error: errorData(error) } });
     const served = (value) => ({
@@ -535,10 +558,10 @@ class Endpoint {
     return andThen(() => (accept ? accept(msg.body, from) : true), accepted, fail);
   }
 
-  /** Sends the answer to `msg` unless its term has ended meanwhile. */
+  /** Sends the answer to `msg` to every tab that asked it, unless its term has ended meanwhile. */
   sendAnswer(msg, epoch, { reply, outcome }) {
     this.sync();
-    if (this.desk.answered(msg.id, epoch, reply, outcome)) this.talk.post(reply);
+    for (const tab of this.desk.answered(msg.id, epoch, reply, outcome)) this.talk.post({ ...reply, to: tab });
   }
 }
 

@@ -1,9 +1,10 @@
 // Requests to the leader, leader state and fenced effects in real headless Chromium, each
 // tab its own window: requests survive the leader's close, crash and freeze (none lost, each
-// served at least once, duplicates visible by request id, a stale term's answer never
-// delivered), NO_LEADER after the timeout, the accept filter, forwarded errors, leader state
-// after a hand-over, the fenced IndexedDB transaction refusing a thawed stale leader, and a
-// shared worker rejecting a stale owner's messages with Fence.
+// served at least once, duplicates visible by request id, a thawed stale term's answers
+// dropped while the requests still wait), a request queued until a leader exists, an aborted
+// one, NO_LEADER after the timeout, the accept filter, forwarded errors, leader state after a
+// hand-over, the fenced IndexedDB transaction refusing a thawed stale leader, and a shared
+// worker rejecting a stale owner's messages with Fence.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { useBrowserFixture } from './fixture.js';
@@ -37,6 +38,7 @@ async function leaderOf(tabs, resource, { not = null } = {}) {
 }
 
 const results = (tab) => tab.t(() => window.t.results);
+const servedByLeaderOps = (list) => list.map((s) => s.message?.op);
 const served = (tab) => tab.t(() => window.t.served);
 
 async function closeAll(tabs) {
@@ -49,9 +51,9 @@ describe('requests across a hand-over', { timeout: 120000 }, () => {
       const ns = uniqueNs(`talk-${how}`);
       const tabs = await openTalk(ns, ['a', 'b', 'c', 'asker']);
       const [a, b, c, asker] = tabs;
-      for (const tab of [a, b, c]) await tab.t(() => window.t.lead('q'));
+      // Every candidate acknowledges and holds its answers until the test lets it go on.
+      for (const tab of [a, b, c]) await tab.t(() => { window.t.setHold(true); window.t.lead('q'); });
       const first = await leaderOf(tabs, 'q');
-      await first.t(() => window.t.setHold(true)); // the first leader acknowledges and never answers
       for (let i = 0; i < REQUESTS; i += 1) await asker.t((k) => window.t.ask(`r${k}`, 'q', { n: k }, { timeoutMs: 30000 }), i);
       await waitFor(async () => (await served(first)).length === REQUESTS, { timeoutMs: 10000, what: 'the first leader got every request' });
       const firstServed = await served(first);
@@ -63,6 +65,19 @@ describe('requests across a hand-over', { timeout: 120000 }, () => {
 
       const survivors = [a, b, c].filter((t) => t !== first);
       const next = await leaderOf(survivors, 'q');
+      await waitFor(async () => (await served(next)).length === REQUESTS, { timeoutMs: 20000, what: 'the next leader got every request again' });
+      if (how === 'freeze') {
+        // Thawed, the old leader finishes its serve calls while the requests still wait for
+        // the next leader: each of its answers is dropped, where it was made (the old leader
+        // learnt its term ended) or where it arrived (an older term than the asker's newest).
+        await thawTab(first);
+        await first.t(() => window.t.setHold(false));
+        const dropped = async () => ((await first.t(() => window.t.metrics('q'))).serve?.lateAnswers ?? 0) + (await asker.t(() => window.t.metrics('q'))).staleAnswers;
+        const delivered = async () => Object.values(await results(asker)).filter((r) => r.status !== 'pending').length;
+        await waitFor(async () => (await dropped()) + (await delivered()) === REQUESTS, { timeoutMs: 10000, what: 'the stale term\'s answers dropped or delivered' });
+        assert.equal(await delivered(), 0, 'no stale answer delivered');
+      }
+      await next.t(() => window.t.setHold(false));
       await waitFor(async () => Object.values(await results(asker)).every((r) => r.status !== 'pending'), { timeoutMs: 20000, what: 'every request answered' });
       const answers = await results(asker);
       const nextServed = await served(next);
@@ -76,26 +91,24 @@ describe('requests across a hand-over', { timeout: 120000 }, () => {
         assert.ok(firstServed.some((s) => s.requestId === r.answer.requestId));
         assert.ok(nextServed.some((s) => s.requestId === r.answer.requestId), 'the duplicate carries the same request id');
       }
-      if (how === 'freeze') {
-        // Thawed, the old leader finishes its serve calls: none of those answers is delivered.
-        await thawTab(first);
-        await first.t(() => window.t.setHold(false));
-        const metrics = await asker.t(() => window.t.metrics('q'));
-        const again = await results(asker);
-        assert.ok(Object.values(again).every((r) => r.answer.value.by === next.id), 'the stale term\'s answers were not delivered');
-        assert.equal(metrics.answered, REQUESTS);
-      }
+      assert.equal((await asker.t(() => window.t.metrics('q'))).answered, REQUESTS);
       await closeAll(tabs);
     });
   }
 });
 
 describe('requests without a leader, refused, failing', { timeout: 60000 }, () => {
-  it('NO_LEADER after timeoutMs; the accept filter refuses; errors thrown by serve are forwarded', async () => {
+  it('NO_LEADER after timeoutMs; a request queued until a leader exists is answered; an aborted one rejects with its reason; the accept filter refuses; errors thrown by serve are forwarded', async () => {
     const ns = uniqueNs('talk-errors');
     const tabs = await openTalk(ns, ['leader', 'asker']);
     const [leader, asker] = tabs;
     await asker.t(() => window.t.ask('none', 'nobody', 1, { timeoutMs: 300 }));
+    // Asked before any tab leads: queued (re-sent with backoff), answered once one does.
+    await asker.t(() => window.t.ask('queued', 'cmd', { op: 'early' }, { timeoutMs: 30000 }));
+    await asker.t(() => window.t.ask('aborted', 'cmd', { op: 'never' }, { abortable: true }));
+    await asker.t(() => window.t.abort('aborted'));
+    await waitFor(async () => (await results(asker)).none.status !== 'pending', { timeoutMs: 10000, what: 'NO_LEADER' });
+    assert.equal((await results(asker)).queued.status, 'pending', 'still waiting for a leader');
     await leader.t(() => window.t.lead('cmd'));
     await leaderOf([leader], 'cmd');
     await asker.t(() => window.t.ask('refused', 'cmd', { privileged: true, op: 'drop' }));
@@ -110,6 +123,12 @@ describe('requests without a leader, refused, failing', { timeout: 60000 }, () =
     assert.equal(r.refused.isRequestError, true);
     assert.deepEqual({ name: r.failed.name, code: r.failed.code, message: r.failed.message, isRemote: r.failed.isRemote }, { name: 'RangeError', code: 'E_CANNOT', message: 'cannot divide', isRemote: true });
     assert.equal(r.fine.status, 'ok');
+    assert.equal(r.queued.status, 'ok');
+    assert.deepEqual(r.queued.answer.value.echo, { op: 'early' });
+    assert.equal(r.aborted.status, 'error');
+    assert.equal(r.aborted.isAbortReason, true, 'rejected with the signal\'s reason');
+    assert.equal(r.aborted.name, 'AbortError');
+    assert.ok(servedByLeaderOps(await served(leader)).every((op) => op !== 'never'), 'an aborted request is not served');
     const servedByLeader = await served(leader);
     assert.ok(servedByLeader.every((s) => !s.message.privileged), 'a refused command never reaches serve');
     await closeAll(tabs);

@@ -1,7 +1,8 @@
 // The bundler matrix: `npm pack` of the built package, installed into a scratch project
 // (build/bundlers/, ignored), bundled by each bundler with its default configuration
 // (builds.js), then served and opened in headless Chromium, where the app must load the
-// wasm and elect a leader. Each output must contain the wasm as a file of its own.
+// wasm, elect a leader and get an answer to a request (code the package imports on first
+// use). Each output must contain the wasm as a file of its own.
 // Run: node --test tests/bundlers/
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -67,6 +68,7 @@ test('bundlers: the packed package builds and elects in Chromium', { timeout: 60
           assert.equal(result.error, undefined, `${name}: ${result.error}`);
           assert.equal(result.state, 'leader');
           assert.deepEqual(result.core, { state: 'ready', error: null });
+          assert.equal(result.answer, 'ping-pong', `${name}: a request answered (the package's lazily imported chunk loaded)`);
           if (name.includes('worker')) assert.equal(result.inWorker, true);
           assert.ok(server.requests.some((r) => r.endsWith('.wasm')), `${name}: the page fetched the wasm`);
         } finally {

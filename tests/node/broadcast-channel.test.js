@@ -102,6 +102,30 @@ describe('broadcast-channel createLeaderElection', () => {
     assert.equal(new Set(terms).size, terms.length, `once per term on each side: ${terms}`);
   });
 
+  test('onduplicate fires in both leaders under Web Locks too: a frozen leader replaced by steal, then thawed', async () => {
+    const { tabs } = openTabs(2);
+    const elector = electorsFor(tabs, 'dup-locks', { heartbeatMs: 30, fallbackInterval: 120 });
+    const duplicates = [];
+    elector.forEach((e, i) => {
+      e.onduplicate = (event) => duplicates.push({ i, event });
+    });
+    await elector[0].awaitLeadership();
+    elector[1].awaitLeadership();
+    await waitFor(() => elector[1].hasLeader(), { what: 'the other elector knows the leader' });
+    tabs[0].freeze({ deaf: true });
+    await waitFor(() => elector[1].isLeader, { what: 'the other elector steals the lock from the frozen leader' });
+    tabs[0].thaw();
+    await waitFor(() => new Set(duplicates.map((d) => d.i)).size === 2, { what: 'onduplicate in both leaders' });
+    assert.equal(elector[0].isLeader, false);
+    const byTab = Object.fromEntries(duplicates.map((d) => [d.i, d.event]));
+    assert.equal(byTab[0].reason, 'lock-lost', 'the thawed leader saw its lock taken');
+    assert.equal(byTab[1].reason, 'told');
+    assert.equal(byTab[1].other, elector[0].token, 'the new leader is told who overlapped');
+    assert.ok(byTab[1].epoch > byTab[0].epoch, 'each reports its own term');
+    await sleep(200);
+    assert.equal(duplicates.length, 2, 'once per term on each side');
+  });
+
   test('a native BroadcastChannel or a name works too; options are checked', async () => {
     const { tabs } = openTabs(1);
     const native = new BroadcastChannel('native');

@@ -3,7 +3,7 @@
 // from a frozen leader, step-down signals, eligibility, lifecycle, bfcache, observability.
 import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createBaton, enableTestHooks, __internal } from 'tab-baton';
+import { createBaton, DeposedError, enableTestHooks, __internal } from 'tab-baton';
 import { leaderIndexes, openTabs, sleep, waitFor, watchLeaders } from './helpers/tabs.js';
 
 const FAST = { heartbeatMs: 40, suspectMs: 150 };
@@ -61,6 +61,10 @@ describe('election (Web Locks authority)', () => {
     batons[first].dispose();
     assert.equal(firstRun.signal.aborted, true, 'the leader signal aborts at dispose');
     assert.equal(firstRun.signal.reason.code, 'DEPOSED');
+    // The class users test with `instanceof`, and an AbortError DOMException where one exists.
+    assert.ok(firstRun.signal.reason instanceof DeposedError);
+    assert.ok(firstRun.signal.reason instanceof DOMException);
+    assert.equal(firstRun.signal.reason.name, 'AbortError');
     assert.equal(handles[first].state(), 'released');
     await waitFor(() => leaderIndexes(handles).length === 1);
     console.log(`# web locks: hand-over ${Date.now() - t0} ms after dispose`);

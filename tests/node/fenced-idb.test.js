@@ -48,6 +48,16 @@ test('fencedTransaction: the newest epoch writes, an older one is refused and wr
   assert.equal(await fencedTransaction(db, { resource: 'other', epoch: 1 }, ['queue'], () => 'ok'), 'ok');
 });
 
+test('fencedTransaction: an empty one at the start of a term claims the fence (the README\'s recipe): the older term is refused before the new one writes', async () => {
+  const db = await openAppDatabase(createIndexedDB().indexedDB);
+  assert.equal(await fencedTransaction(db, { resource: 'queue', epoch: 5 }, ['queue'], mark('in-flight@5')), 'in-flight@5');
+  await fencedTransaction(db, { resource: 'queue', epoch: 6 }, [], () => {});
+  assert.equal(await read(db, 'baton_fence', 'queue'), 6);
+  const refused = await fencedTransaction(db, { resource: 'queue', epoch: 5 }, ['queue'], mark('late@5')).then(() => null, (e) => e);
+  assert.equal(refused?.code, 'STALE_OWNER');
+  assert.equal(await read(db, 'queue', 'batch-1'), 'in-flight@5');
+});
+
 test('fencedTransaction: a body that throws aborts the transaction and records no epoch', async () => {
   const db = await openAppDatabase(createIndexedDB().indexedDB);
   const failure = new Error('app failure');

@@ -2,7 +2,7 @@
 // fenced() and by a Fence at the receiver. The comparison itself is the core's.
 import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createBaton, Fence } from 'tab-baton';
+import { createBaton, Fence, StaleOwnerError } from 'tab-baton';
 import { leaderIndexes, openTabs, waitFor } from './helpers/tabs.js';
 
 let open = [];
@@ -18,7 +18,8 @@ function setup(n, options = {}) {
   return { browser, tabs, batons, handles: batons.map((b) => b.lead('db')) };
 }
 
-const isStale = (error) => error.code === 'STALE_OWNER' && error instanceof Error;
+// The class users catch with `instanceof`, from the handle's fenced() and from a Fence alike.
+const isStale = (error) => error.code === 'STALE_OWNER' && error instanceof StaleOwnerError;
 
 describe('fencing', () => {
   test('fenced() runs the effect while leading and passes the token and signal', async () => {
@@ -102,6 +103,7 @@ describe('fencing', () => {
     const fence = new Fence();
     assert.throws(() => fence.admit(null), TypeError);
     assert.throws(() => fence.admit({ resource: 'x', epoch: -1 }), /token.epoch/);
+    assert.throws(() => fence.admit({ resource: 'x', epoch: 0 }), /token.epoch/, 'terms start at epoch 1, as on the server');
     assert.throws(() => fence.admit({ epoch: 1 }), /token.resource/);
     assert.equal(fence.highest('never'), 0);
     fence.dispose();

@@ -19,7 +19,7 @@ function runNode(source) {
 }
 
 const LEADING = `
-import { createBaton, createLeaderElection, leaderElection, requestLeadership } from 'tab-baton';
+import { createBaton, createLeaderElection, createRelay, leaderElection, requestLeadership } from 'tab-baton';
 import { createBrowser } from 'tab-baton/testing';
 
 const until = (predicate) => new Promise((resolve) => {
@@ -29,17 +29,28 @@ const until = (predicate) => new Promise((resolve) => {
 // Node's own globals: broadcast-only over Node's BroadcastChannel.
 const plain = createBaton({ namespace: 'exit', heartbeatMs: 20 });
 const job = plain.lead('job');
+// A relay and the talk channel (leader state) on Node's own BroadcastChannel: channels of their own.
+const delivered = [];
+createRelay(plain, {
+  resource: 'feed',
+  source: (after, emit) => { emit({ id: 1, data: 'first' }); },
+  onEvent: (event) => delivered.push(event.id),
+});
+const view = plain.leaderState('job');
 // Simulated tabs.
 const browser = createBrowser();
 const tabs = [browser.tab('a'), browser.tab('b')];
 const batons = tabs.map((tab) => createBaton({ namespace: 'exit', env: tab, heartbeatMs: 20 }));
 const handles = batons.map((baton) => baton.lead('job'));
+// The lease mode over the in-memory IndexedDB (a tab without Web Locks).
+const leased = createBaton({ namespace: 'exit-lease', env: { ...browser.tab('e'), locks: null }, heartbeatMs: 20 });
+const lease = leased.lead('job');
 const election = leaderElection.create({ channel: 'exit-election', heartbeatMs: 20, takeoverMs: 60 });
 requestLeadership('exit-lock', () => {}, { env: browser.tab('c') });
 const elector = createLeaderElection('exit-elector', { env: browser.tab('d') });
 await elector.awaitLeadership();
-await until(() => job.state() === 'leader' && handles.some((h) => h.state() === 'leader') && election.isLeader());
-console.log(JSON.stringify({ leading: true, support: plain.support() }));
+await until(() => job.state() === 'leader' && handles.some((h) => h.state() === 'leader') && election.isLeader() && lease.state() === 'leader' && delivered.length === 1);
+console.log(JSON.stringify({ leading: true, support: plain.support(), leaseMode: leased.support().mode }));
 // No dispose(), no die(), no relinquish: the process must end here by itself.
 `;
 
@@ -50,6 +61,7 @@ test('a process whose Batons are never disposed exits by itself, and says which 
   const report = JSON.parse(stdout.trim().split('\n').pop());
   assert.equal(report.leading, true);
   assert.equal(report.support.mode, 'broadcast');
+  assert.equal(report.leaseMode, 'lease');
   assert.match(report.support.reason, /no navigator\.locks or indexedDB/);
   assert.match(report.support.reason, /tab-baton\/testing/);
   // Said once, on stderr, for the first Baton made on Node's own globals.

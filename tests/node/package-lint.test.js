@@ -5,9 +5,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const pkgDir = path.join(root, 'js-glue');
@@ -57,4 +58,26 @@ test('package.json has what registries and resolvers look for, and the tarball i
   const license = readFileSync(path.join(pkgDir, 'LICENSE'), 'utf8');
   assert.match(license, /Apache License\s+Version 2\.0, January 2004/);
   assert.match(license, /END OF TERMS AND CONDITIONS/);
+});
+
+test('the public declarations use no `any`: every type a user sees is checked', () => {
+  const dist = path.join(pkgDir, 'dist');
+  const files = [
+    ...readdirSync(pkgDir).filter((name) => name.endsWith('.d.ts')).map((name) => path.join(pkgDir, name)),
+    ...readdirSync(dist).filter((name) => name.endsWith('.d.cts')).map((name) => path.join(dist, name)),
+  ];
+  assert.ok(files.length >= 10, `the declarations were found (${files.length})`);
+  const found = [];
+  for (const file of files) {
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+    const visit = (node) => {
+      if (node.kind === ts.SyntaxKind.AnyKeyword) {
+        const { line } = source.getLineAndCharacterOfPosition(node.getStart());
+        found.push(`${path.relative(pkgDir, file)}:${line + 1}`);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  assert.deepEqual(found, []);
 });

@@ -174,6 +174,73 @@ describe('requests', () => {
     assert.ok(settled.every((e) => e.code === 'DISPOSED'), 'dispose rejects what waits');
   });
 
+  test('bounded on the leader\'s side too: an answer or a state over 64 KiB is refused with TOO_LARGE, and nothing is sent', async () => {
+    const { tabs } = openTabs(2);
+    const batons = batonsFor(tabs);
+    const handle = batons[0].lead('big', { serve: (size) => 'x'.repeat(size) });
+    await waitFor(() => handle.state() === 'leader');
+    assert.equal((await batons[1].request('big', 100)).length, 100);
+    const tooLarge = await batons[1].request('big', 40_000).then(() => null, (e) => e);
+    assert.ok(tooLarge instanceof RequestError && tooLarge.code === 'TOO_LARGE', `TOO_LARGE expected, got ${tooLarge}`);
+    assert.equal(tooLarge.epoch, handle.token().epoch, 'refused by the leader, in its term');
+    const view = batons[1].leaderState('big');
+    await handle.setState({ small: true });
+    await waitFor(() => view.get()?.value.small === true);
+    await assert.rejects(handle.setState({ huge: 'x'.repeat(40_000) }), (e) => e instanceof RequestError && e.code === 'TOO_LARGE');
+    await handle.setState({ small: 'again' });
+    await waitFor(() => view.get()?.value.small === 'again');
+    assert.equal(batons[1].metrics().talk.big.droppedOversized, 0, 'the oversized state was never posted');
+    view.close();
+  });
+
+  test('one request id from several tabs (an app\'s operation id, sent again after a reload): served once, every tab answered', async () => {
+    const { tabs } = openTabs(4);
+    const batons = batonsFor(tabs);
+    const release = deferred();
+    let served = 0;
+    const handle = batons[0].lead('ops', {
+      serve: async (message) => {
+        served += 1;
+        await release.promise;
+        return `applied ${message}`;
+      },
+    });
+    await waitFor(() => handle.state() === 'leader');
+    // The tab that sent op-1 first, and the one that replaced it and sends it again while
+    // it is being served: both wait for the one answer.
+    const first = batons[1].request('ops', 'op-1', { id: 'op-1' });
+    await waitFor(() => served === 1);
+    const again = batons[2].request('ops', 'op-1', { id: 'op-1' });
+    await waitFor(() => batons[0].metrics().talk.ops.serve.reacked >= 1, { what: 'the second tab acknowledged' });
+    release.resolve();
+    assert.deepEqual(await Promise.all([first, again]), ['applied op-1', 'applied op-1']);
+    // Sent once more after it was answered: the cached answer, to the tab that asks now.
+    assert.equal(await batons[3].request('ops', 'op-1', { id: 'op-1', timeoutMs: 5000 }), 'applied op-1');
+    assert.equal(served, 1, 'served once in the term');
+    assert.ok(batons[0].metrics().talk.ops.serve.replayed >= 1, 'answered from the cache (once per re-send)');
+  });
+
+  test('a timeout longer than setTimeout allows: the timer is armed within its limit (it would fire at once, in a loop)', async () => {
+    const { tabs } = openTabs(2);
+    const delays = [];
+    const { setTimeout: set } = tabs[1].env;
+    tabs[1].env.setTimeout = (fn, ms) => {
+      delays.push(ms);
+      return set(fn, ms);
+    };
+    const batons = batonsFor(tabs);
+    const handle = batons[0].lead('slow', { serve: () => new Promise(() => {}) }); // acknowledged, never answered
+    await waitFor(() => handle.state() === 'leader');
+    const pending = batons[1].request('slow', 1, { timeoutMs: 30 * 24 * 3600 * 1000 }).catch((e) => e);
+    await waitFor(() => batons[0].metrics().talk.slow.serve.serving === 1);
+    // Acknowledged: the asking tab's one timer is now for the request's deadline, 30 days away.
+    await waitFor(() => delays.some((ms) => ms > 1e9), { what: 'the deadline timer armed' });
+    // setTimeout runs a delay over 2^31 - 1 ms at once: the request would spin on its timer.
+    assert.ok(delays.every((ms) => ms <= 2 ** 31 - 1), `delays armed: ${delays.filter((ms) => ms > 2 ** 31 - 1)}`);
+    batons[1].dispose();
+    assert.equal((await pending).code, 'DISPOSED');
+  });
+
   test('an abort signal rejects the request with its reason', async () => {
     const { tabs } = openTabs(1);
     const [baton] = batonsFor(tabs);
@@ -303,6 +370,29 @@ describe('leader state', () => {
     assert.ok(view.get().epoch > oldEpoch);
     assert.equal(view.get().stale, false);
     view.close();
+  });
+  test('a crashed leader\'s state turns stale as soon as the election confirms a newer term, before the new leader publishes', async () => {
+    const { tabs } = openTabs(3);
+    const batons = batonsFor(tabs);
+    const handles = batons.slice(0, 2).map((b) => b.lead('ws'));
+    // The watching tab takes part in the election but can never lead (no tab has the capability).
+    const watcher = batons[2].leaderState('ws');
+    batons[2].lead('ws', { eligible: { capability: 'nobody-has-it' } });
+    await waitFor(() => leaderIndexes(handles).length === 1);
+    const [first] = leaderIndexes(handles);
+    const next = 1 - first;
+    const nextView = batons[next].leaderState('ws');
+    await handles[first].setState({ connected: true });
+    await waitFor(() => watcher.get()?.value.connected === true && nextView.get()?.value.connected === true);
+    const oldEpoch = handles[first].token().epoch;
+    tabs[first].crash(); // no goodbye
+    await waitFor(() => handles[next].state() === 'leader');
+    // The new leader has not published (nor announced itself: it does not serve).
+    await waitFor(() => watcher.get().stale === true && nextView.get().stale === true, { what: 'stale in the tabs of the election' });
+    assert.equal(watcher.get().epoch, oldEpoch, 'still the crashed term\'s state, marked stale');
+    await handles[next].setState({ connected: 'again' });
+    await waitFor(() => watcher.get().stale === false && watcher.get().value.connected === 'again');
+    assert.ok(watcher.get().epoch > oldEpoch);
   });
 });
 

@@ -118,6 +118,19 @@ describe('fenceSql in PostgreSQL', { skip }, () => {
     assert.equal(await write('race_fence', null, stale, 2000), false);
   });
 
+  test('a newer term that claims the fence when it begins: of 1 000 concurrent writes of both leaders, no stale one is accepted', async () => {
+    await fresh('claim_fence');
+    const stale = { resource: 'queue', epoch: 5 };
+    const newer = { resource: 'queue', epoch: 6 };
+    assert.equal(await write('claim_fence', null, stale, -1), true);
+    assert.equal(await admitInPostgres(pool, newer, { table: 'claim_fence' }), true, 'the claim: the fence alone, in its own transaction');
+    const results = await Promise.all(Array.from({ length: 1000 }, (_, op) => write('claim_fence', null, op % 2 ? newer : stale, op)));
+    const rows = await accepted('claim_fence');
+    assert.equal(rows.filter((r) => r.epoch === 5 && r.op >= 0).length, 0, 'a stale write was accepted after the claim');
+    assert.equal(rows.filter((r) => r.epoch === 6).length, 500);
+    assert.equal(results.filter(Boolean).length, 500);
+  });
+
   test('the check fires: a naive upsert without the WHERE lets a stale write in after a newer one', async () => {
     await fresh('naive_fence');
     const naive = 'INSERT INTO naive_fence (resource, epoch) VALUES ($1, $2) ON CONFLICT (resource) DO UPDATE SET epoch = EXCLUDED.epoch RETURNING epoch';

@@ -1,11 +1,12 @@
-// Tests of the `tab-baton/testing` fakes: in-memory Web Locks, BroadcastChannel
-// and localStorage. Run: node --test tests/node/
+// Tests of the `tab-baton/testing` fakes: in-memory Web Locks, BroadcastChannel,
+// localStorage and IndexedDB. Run: node --test tests/node/
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
   createBrowser,
   createChannelHub,
+  createIndexedDB,
   createLockManager,
   createStorage,
 } from '../../js-glue/src/testing/index.js';
@@ -414,6 +415,71 @@ describe('localStorage', () => {
     storage.setItem('k', 'w');
     assert.equal(storage.getItem('k'), 'w');
     assert.throws(() => storage.fail('Nope'), TypeError);
+  });
+});
+
+describe('IndexedDB', () => {
+  /** Resolves with the connection to database 'db' (store 's'), through `factory`. */
+  const openDb = (factory) => new Promise((resolve, reject) => {
+    const req = factory.open('db', 1);
+    req.onupgradeneeded = () => req.result.createObjectStore('s');
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+
+  /** Runs `ops(store)` in a read-write transaction; resolves with how it ended. */
+  const run = (db, ops) => new Promise((resolve) => {
+    const tx = db.transaction(['s'], 'readwrite');
+    ops(tx.objectStore('s'), tx);
+    tx.oncomplete = () => resolve('complete');
+    tx.onabort = () => resolve(`abort:${tx.error.name}`);
+  });
+
+  test('abort() rolls back the writes the transaction made', async () => {
+    const idb = createIndexedDB();
+    const db = await openDb(idb.indexedDB);
+    assert.equal(await run(db, (store) => store.put('kept', 'k')), 'complete');
+    const ended = await run(db, (store, tx) => {
+      store.put('new', 'k');
+      store.put('other', 'j').onsuccess = () => tx.abort();
+    });
+    assert.equal(ended, 'abort:AbortError');
+    assert.equal(idb.peek('db', 's', 'k'), 'kept');
+    assert.equal(idb.peek('db', 's', 'j'), undefined);
+  });
+
+  test("client().crash(): the tab's transaction is rolled back without a callback, its requests are never answered, the others go on", async () => {
+    const idb = createIndexedDB();
+    const a = idb.client();
+    const b = idb.client();
+    const [dbA, dbB] = await Promise.all([openDb(a.indexedDB), openDb(b.indexedDB)]);
+    assert.equal(await run(dbB, (store) => store.put('from b', 'k')), 'complete', 'clients share the data');
+    // A's transaction crashes between its two writes; a queued one of A's is dropped.
+    const callbacks = [];
+    const txA = dbA.transaction(['s'], 'readwrite');
+    const storeA = txA.objectStore('s');
+    storeA.put('from a', 'k').onsuccess = () => a.crash();
+    storeA.put('never', 'j');
+    for (const event of ['oncomplete', 'onerror', 'onabort']) txA[event] = () => callbacks.push(event);
+    const queuedA = dbA.transaction(['s'], 'readwrite');
+    queuedA.objectStore('s').put('queued', 'q');
+    queuedA.oncomplete = () => callbacks.push('queued complete');
+    // B's transaction, queued behind A's, still runs once A's vanished.
+    assert.equal(await run(dbB, (store) => { store.get('k').onsuccess = (e) => callbacks.push(`b read ${e.target.result}`); }), 'complete');
+    assert.deepEqual(callbacks, ['b read from b'], "A's write rolled back, none of its callbacks ran");
+    assert.equal(idb.peek('db', 's', 'j'), undefined);
+    assert.equal(idb.peek('db', 's', 'q'), undefined);
+    // After the crash nothing A asks for is answered.
+    const late = a.indexedDB.open('db', 1);
+    late.onsuccess = () => callbacks.push('late open');
+    late.onerror = () => callbacks.push('late open error');
+    const lateTx = dbA.transaction(['s'], 'readwrite');
+    lateTx.objectStore('s').put('late', 'k');
+    lateTx.oncomplete = () => callbacks.push('late tx');
+    assert.equal(await run(dbB, () => {}), 'complete');
+    await settle();
+    assert.deepEqual(callbacks, ['b read from b']);
+    assert.equal(idb.peek('db', 's', 'k'), 'from b');
   });
 });
 

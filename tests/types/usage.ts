@@ -30,8 +30,8 @@ import { BroadcastChannel as PubkeyChannel, type LeaderElector as PubkeyLeaderEl
 import { leaderElection as awaforgeEntry } from 'tab-baton/awaforge';
 import { requestLeadership as requestLeadershipEntry } from 'tab-baton/request-leadership';
 import { createLeaderElection as createLeaderElectionEntry } from 'tab-baton/broadcast-channel';
-import { ServerFence, StaleOwnerError as ServerStaleOwnerError } from 'tab-baton/server';
-import { fencedTransaction, StaleOwnerError as IdbStaleOwnerError } from 'tab-baton/fenced-idb';
+import { admitInPostgres, fenceSql, ServerFence, StaleOwnerError as ServerStaleOwnerError, type SqlClient } from 'tab-baton/server';
+import { createFenceStore, fencedTransaction, StaleOwnerError as IdbStaleOwnerError } from 'tab-baton/fenced-idb';
 
 declare function send(url: string, body: unknown): Promise<Response>;
 
@@ -217,6 +217,21 @@ export async function fencesWhereEffectsLand(db: IDBDatabase, token: { resource:
   } catch (error) {
     if (error instanceof same || error instanceof alsoSame) console.log(error.code, error.epoch, error.highest);
   }
+  createFenceStore(db);
+  await fencedTransaction(db, token, [], () => {}); // claims the fence at the start of a term
+}
+
+/** The server's fence in PostgreSQL, and a worker's Fence. */
+export async function fenceInSqlAndWorker(client: SqlClient, token: Token): Promise<void> {
+  const { create, admit }: { readonly create: string; readonly admit: string } = fenceSql('app.baton_fence');
+  console.log(create, admit);
+  if (!(await admitInPostgres(client, token, { table: 'app.baton_fence' }))) throw new Error('stale');
+  await load();
+  const fence = new Fence();
+  const admitted: boolean = fence.admit(token);
+  console.log(admitted, fence.highest(token.resource));
+  fence.check(token);
+  fence.dispose();
 }
 
 export function rejected(): void {

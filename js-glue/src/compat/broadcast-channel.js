@@ -131,6 +131,11 @@ export function createLeaderElection(channel, options) {
   let duplicateHandler = null;
   /** The epoch of the last term this tab reported a duplicate for (once per term). */
   let duplicateReportedFor = -1;
+  /**
+   * A notice heard while this tab was taking over, its term not begun yet (a leader whose
+   * lock it stole can hear of the steal first): reported once that term begins.
+   */
+  let toldWhileCandidate = null;
   /** Resolvers waiting for this tab to lead. */
   let awaitingLeadership = null;
   /** This elector's entry in `unload` (from its first term until it dies). */
@@ -158,8 +163,10 @@ export function createLeaderElection(channel, options) {
       internals.counters.droppedSideMessages += 1;
       return;
     }
+    if (data.from === baton.id) return;
     const token = handle.token();
-    if (token && data.from !== baton.id) reportDuplicate(token.epoch, 'told', data.from);
+    if (token) reportDuplicate(token.epoch, 'told', data.from);
+    else if (handle.state() === 'candidate') toldWhileCandidate = data;
   };
   side?.addEventListener('message', onSide);
   const tell = (epoch) => {
@@ -172,6 +179,8 @@ export function createLeaderElection(channel, options) {
 
   handle.onChange((change) => {
     if (change.type === 'elected') {
+      if (toldWhileCandidate && toldWhileCandidate.epoch < change.token.epoch) reportDuplicate(change.token.epoch, 'told', toldWhileCandidate.from);
+      toldWhileCandidate = null;
       // Registered before awaitLeadership() resolves, so that code awaiting it finds it there.
       unloadReady.then((unload) => {
         if (unload && !dead && !unloadEntry) unloadEntry = unload.add(() => elector.die());
@@ -181,6 +190,8 @@ export function createLeaderElection(channel, options) {
       const other = change.leader && !change.leader.isMe ? change.leader.id : null;
       if (reportDuplicate(change.token.epoch, change.reason, other)) tell(change.token.epoch);
     }
+    // Kept from the candidacy to its term (a 'leader-changed' may come first), dropped otherwise.
+    if (change.type !== 'elected' && handle.state() !== 'candidate' && handle.state() !== 'leader') toldWhileCandidate = null;
   });
 
   /** Starts competing: the default policy (any tab, hidden or not). */

@@ -34,10 +34,12 @@ export { createLockManager, createChannelHub, createStorage, createIndexedDB };
  *   (a subclass of `hub.BroadcastChannel`).
  * @property {ReturnType<typeof createStorage>} localStorage The origin's storage, shared by all tabs.
  * @property {ReturnType<typeof createIndexedDB>["indexedDB"] | null} indexedDB The origin's
- *   IndexedDB, shared by all tabs; null when the browser was made with `{indexedDB: false}`.
+ *   IndexedDB (this tab's view of the databases all tabs share); null when the browser was
+ *   made with `{indexedDB: false}`.
  * @property {() => void} crash Kills the tab as a renderer crash would: its locks
  *   and queued requests vanish without settling, its channels are disconnected
- *   (now and when created later). Code already running in the tab is not
+ *   (now and when created later), its IndexedDB transaction in progress is rolled back
+ *   and its requests are never answered. Code already running in the tab is not
  *   stopped; it just can no longer reach the other tabs, except through
  *   `localStorage`. The id can then be used for a new tab.
  */
@@ -67,6 +69,7 @@ export function createBrowser({ indexedDB: withIndexedDB = true, ...hubOptions }
     if (liveIds.has(id)) throw new Error(`tab '${id}' is already open`);
     liveIds.add(id);
     const channels = [];
+    const idb = database ? database.client() : null;
     let crashed = false;
 
     class BroadcastChannel extends hub.BroadcastChannel {
@@ -82,12 +85,13 @@ export function createBrowser({ indexedDB: withIndexedDB = true, ...hubOptions }
       locks: locks.client(id),
       BroadcastChannel,
       localStorage,
-      indexedDB: database ? database.indexedDB : null,
+      indexedDB: idb ? idb.indexedDB : null,
       crash() {
         if (crashed) return;
         crashed = true;
         liveIds.delete(id);
         locks.crash(id);
+        idb?.crash();
         for (const channel of channels) hub.disconnect(channel);
       },
     };

@@ -3,7 +3,9 @@
  * use, and no more. Databases open with `onupgradeneeded`; object stores have out-of-line
  * keys; `get`/`put` run in transactions, one transaction at a time (as overlapping
  * read-write scopes do), each request answering in a later task; `oncomplete`, `onerror`,
- * `onabort` and `abort()` behave as in browsers. Values are stored as structured clones.
+ * `onabort`, `abort()` and `commit()` behave as in browsers (a transaction left to commit on
+ * its own completes a task after its last request's success event; one told to `commit()`
+ * completes with its last request). Values are stored as structured clones.
  *
  * Not simulated: indexes, cursors, key ranges, `delete`, versionchange between
  * connections, quotas.
@@ -17,8 +19,8 @@
 const IDB_FAILURES = ['error', 'throw', 'abort', 'version', 'hang', 'blocked', 'lost-write', 'stale-read'];
 
 /**
- * Creates an empty IndexedDB; hand `.indexedDB` to every tab of the origin (`createBrowser`
- * does).
+ * Creates an empty IndexedDB; hand `.indexedDB`, or each tab its own `client().indexedDB`
+ * (`createBrowser` does), to every tab of the origin.
  *
  * `fail(mode)` injects a failure until `fail(false)`:
  * - `'error'`: every request fails (`UnknownError`) and its transaction aborts;
@@ -30,15 +32,19 @@ const IDB_FAILURES = ['error', 'throw', 'abort', 'version', 'hang', 'blocked', '
  * - `'lost-write'`: transactions commit but their writes are not kept;
  * - `'stale-read'`: `get` answers the value before the latest write of that key.
  * Hung and blocked operations resume when the failure is cleared.
+ *
+ * `client()` gives one tab its own view of the same databases, which `crash()` ends as a
+ * renderer crash does: the tab's running transaction is rolled back, its queued ones are
+ * dropped, and nothing it asks for afterwards is ever answered.
  */
 export function createIndexedDB() {
   const databases = new Map(); // name -> {version, stores: Map<store, Map<key, value>>, previous: Map}
   const queue = []; // transactions waiting to run, in creation order
   const parked = []; // operations held by 'hang' or 'blocked'
-  let running = false;
+  let running = null; // the transaction being run, if any
   /** @type {IndexedDBFailure | null} */
   let failure = null;
-  const stats = { opens: 0, transactions: 0, committed: 0, failed: 0 };
+  const stats = { opens: 0, transactions: 0, committed: 0, failed: 0, explicitCommits: 0, relaxed: 0 };
   // Looked up at call time, so fake timers of a test framework also drive it.
   const later = (fn) => setTimeout(fn, 0);
   const request = (source) => ({ result: undefined, error: null, source, onsuccess: null, onerror: null });
@@ -51,18 +57,20 @@ export function createIndexedDB() {
 
   function runNext() {
     if (running || queue.length === 0) return;
-    running = true;
     const tx = queue.shift();
+    running = tx;
     later(() => whenAnswering(() => tx.run(() => {
-      running = false;
+      running = null;
       runNext();
     })));
   }
 
   class Transaction {
-    constructor(db, names) {
-      Object.assign(this, { db, names, ops: [], oncomplete: null, onerror: null, onabort: null, error: null, done: false });
+    constructor(db, names, client, durability) {
+      Object.assign(this, { db, names, client, durability, ops: [], undo: [], oncomplete: null, onerror: null, onabort: null, error: null, done: false, committing: false });
       stats.transactions += 1;
+      if (durability === 'relaxed') stats.relaxed += 1;
+      if (client.crashed) return; // a crashed tab's request is never answered
       queue.push(this);
       runNext();
     }
@@ -72,7 +80,7 @@ export function createIndexedDB() {
       const map = this.db.stores.get(name);
       const previous = this.db.previous;
       const op = (fn) => {
-        if (this.done) throw new DOMException('transaction finished', 'TransactionInactiveError');
+        if (this.done || this.committing) throw new DOMException('transaction finished', 'TransactionInactiveError');
         const req = request(this);
         this.ops.push({ req, fn });
         return req;
@@ -85,6 +93,7 @@ export function createIndexedDB() {
         put: (value, key) => op(() => {
           if (failure === 'lost-write') return key;
           previous.set(`${name}\u0000${key}`, map.get(key));
+          this.undo.push({ map, key, had: map.has(key), value: map.get(key) });
           map.set(key, structuredClone(value));
           return key;
         }),
@@ -95,9 +104,33 @@ export function createIndexedDB() {
       if (!this.done) this.fail(new DOMException('aborted', 'AbortError'));
     }
 
+    /** No more requests: completes with the last one made (throws once finished, as browsers do). */
+    commit() {
+      if (this.done || this.committing) throw new DOMException('transaction finished', 'InvalidStateError');
+      this.committing = true;
+      stats.explicitCommits += 1;
+    }
+
+    /** Takes back this transaction's writes, newest first, as an abort does. */
+    rollBack() {
+      for (const { map, key, had, value } of this.undo.splice(0).reverse()) {
+        if (had) map.set(key, value);
+        else map.delete(key);
+      }
+    }
+
+    /** Ends the transaction of a crashed tab: rolled back, and no callback runs. */
+    vanish() {
+      if (this.done) return;
+      this.done = true;
+      this.rollBack();
+      this.finish?.();
+    }
+
     fail(error) {
       this.done = true;
       this.error = error;
+      this.rollBack();
       stats.failed += 1;
       this.onerror?.({ target: this });
       this.onabort?.({ target: this });
@@ -131,7 +164,9 @@ export function createIndexedDB() {
           this.fail(error);
           return;
         }
-        later(step);
+        // Told to commit: no trip back to the page to find that nothing more comes.
+        if (this.committing && this.ops.length === 0) step();
+        else later(step);
       };
       step();
       return undefined;
@@ -139,8 +174,8 @@ export function createIndexedDB() {
   }
 
   class Connection {
-    constructor(db) {
-      Object.assign(this, { db, onversionchange: null, closed: false });
+    constructor(db, client) {
+      Object.assign(this, { db, client, onversionchange: null, closed: false });
     }
 
     get objectStoreNames() {
@@ -153,11 +188,13 @@ export function createIndexedDB() {
       return {};
     }
 
-    transaction(names, mode) {
+    transaction(names, mode, options = {}) {
       if (this.closed) throw new DOMException('connection closed', 'InvalidStateError');
       if (failure === 'throw') throw new DOMException('injected failure', 'UnknownError');
       if (mode !== 'readwrite' && mode !== 'readonly') throw new TypeError('bad mode');
-      return new Transaction(this.db, Array.isArray(names) ? names : [names]);
+      const durability = options.durability ?? 'default';
+      if (!['default', 'strict', 'relaxed'].includes(durability)) throw new TypeError('bad durability');
+      return new Transaction(this.db, Array.isArray(names) ? names : [names], this.client, durability);
     }
 
     close() {
@@ -165,12 +202,14 @@ export function createIndexedDB() {
     }
   }
 
-  const indexedDB = {
+  /** An `IDBFactory` for one client (a tab); its requests die with `client.crashed`. */
+  const factoryFor = (client) => ({
     open(name, version = 1) {
       if (failure === 'throw') throw new DOMException('injected failure', 'UnknownError');
       stats.opens += 1;
       const req = { ...request(null), onupgradeneeded: null, onblocked: null };
       later(() => {
+        if (client.crashed) return;
         if (failure === 'blocked') req.onblocked?.({ target: req });
         if (failure === 'version') {
           req.error = new DOMException('injected: the stored version is newer', 'VersionError');
@@ -183,7 +222,8 @@ export function createIndexedDB() {
             db = { version: 0, stores: new Map(), previous: new Map() };
             databases.set(name, db);
           }
-          req.result = new Connection(db);
+          if (client.crashed) return;
+          req.result = new Connection(db, client);
           if (version > db.version) {
             const oldVersion = db.version;
             db.version = version;
@@ -194,10 +234,23 @@ export function createIndexedDB() {
       });
       return req;
     },
-  };
+  });
+
+  /** Ends a client's part in the store, as a renderer crash does. */
+  function crash(client) {
+    client.crashed = true;
+    for (let i = queue.length - 1; i >= 0; i -= 1) if (queue[i].client === client) queue.splice(i, 1);
+    if (running?.client === client) running.vanish();
+  }
 
   return {
-    indexedDB,
+    /** The factory of a client that never crashes (one per store). */
+    indexedDB: factoryFor({ crashed: false }),
+    /** A tab's own factory over the same databases, and `crash()` to end its part in them. */
+    client() {
+      const client = { crashed: false };
+      return { indexedDB: factoryFor(client), crash: () => crash(client) };
+    },
     /**
      * Injects `failure` until `fail(false)` (see above); `true` means `'error'`.
      * @param {boolean | IndexedDBFailure} mode
