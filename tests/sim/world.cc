@@ -30,6 +30,13 @@ double cause_window_ms(const Options& o) {
   return c.suspect_ms + o.max_tabs * c.rank_stagger_ms + c.steal_grace_ms + c.heartbeat_ms;
 }
 
+// Broadcast-only's takeover bound after a leader's crash (see World::watch_takeover), the
+// one awaforge documents as takeoverMs + heartbeatMs.
+double takeover_bound_ms() {
+  const Config& c = timings();
+  return c.suspect_ms + c.heartbeat_ms;
+}
+
 std::string format(const char* fmt, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, fmt, v);
@@ -72,10 +79,12 @@ void World::schedule_timer(Tab& t) {
   double deadline = t.node->next_deadline();
   ++t.timer_token;
   if (deadline == kNever) return;
-  // Like setTimeout: a relative delay, unaffected by later wall clock jumps.
-  double delay = std::max(0.0, deadline - node_now());
+  // Like setTimeout: a relative delay on the monotonic clock, which the deadline is in.
+  // On a grid of a nanosecond, so that tabs whose clocks start apart (rounded apart) but
+  // that set the same deadline fire in the order they set it.
+  double delay = std::max(0.0, deadline - mono_now(t));
   Scheduled s{};
-  s.at = clock_ms_ + delay + 0.01;
+  s.at = std::round((clock_ms_ + delay + 0.01) * 1e6) / 1e6;
   s.kind = Kind::timer;
   s.tab = t.index;
   s.token = t.timer_token;
@@ -235,6 +244,7 @@ void World::process(Scheduled& s) {
       break;
     }
     case Kind::release_crashed: lock_drop_all(s.tab); break;
+    case Kind::takeover_due: break;
     case Kind::fault:
       if (!faults_on_) break;
       random_fault();
@@ -276,15 +286,18 @@ int World::find_tab(const std::string& name) const {
 }
 
 int World::open_tab(const TabSpec& spec) {
+  disturb();
   auto t = std::make_unique<Tab>();
   t->index = static_cast<int>(tabs_.size());
   t->instance = next_instance_++;
   t->id = spec.name;
   t->visible = spec.visible;
+  // Its page loaded a while before it opens here, and no two tabs' monotonic clocks agree.
+  t->mono_origin_ms = clock_ms_ - 100.0 * static_cast<double>(t->instance);
   Config c;
   c.id = t->id;
   c.authority = opt_.authority;
-  c.start_ms = node_now();
+  c.start_ms = wall_now();
   // From the seed and the tab alone, so that a replayed scenario seeds the same node.
   c.seed = Random(opt_.seed * 0x2545F4914F6CDD1Dull + static_cast<uint64_t>(t->index)).next();
   for (const std::string& cap : spec.capabilities) c.capabilities.push_back(cap);
@@ -304,6 +317,7 @@ int World::open_tab(const TabSpec& spec) {
 }
 
 void World::join(int tab, const std::string& resource, const Policy& policy) {
+  disturb();
   if (std::find(resources_.begin(), resources_.end(), resource) == resources_.end()) resources_.push_back(resource);
   Event e;
   e.kind = EventKind::join;
@@ -313,6 +327,7 @@ void World::join(int tab, const std::string& resource, const Policy& policy) {
 }
 
 void World::leave(int tab, const std::string& resource) {
+  disturb();
   Event e;
   e.kind = EventKind::leave;
   e.resource = resource;
@@ -344,7 +359,8 @@ int World::open_random_tab() {
 
 void World::deliver(Tab& t, const Event& in) {
   Event e = in;
-  e.now_ms = node_now();
+  e.now_ms = mono_now(t);
+  e.wall_ms = wall_now();
   if (trace_ && e.kind != EventKind::tick && e.kind != EventKind::message) trace_tab(t, "<- " + describe(e));
   std::vector<Effect> effects = t.node->step(e);
   if (trace_) trace_roles(t);
@@ -377,7 +393,7 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
           // the page is torn down (nothing in it waits for the page); no answer comes back.
           if (storage_ == StorageMode::works && store_holder_ < 0) {
             LeaseRecord& stored = lease_store_[fx.resource.str()];
-            LeaseRecord write = t.node->lease_decide(fx.resource, stored, node_now());
+            LeaseRecord write = t.node->lease_decide(fx.resource, stored, mono_now(t), wall_now());
             if (write.present && (stored.owner != write.owner || stored.generation != write.generation ||
                                   stored.epoch != write.epoch)) {
               violation("unread release: " + t.id + " overwrote the record of " + stored.owner.str() + " epoch " +
@@ -453,7 +469,10 @@ void World::allocate_epoch(Tab& t, const Effect& fx) {
               res + ", but no epoch above " + std::to_string(issued) + " was ever used (a frame moved the floor)");
   }
   double fault = store_fault();
-  if (fault < 1) ++report_.store_faults;
+  if (fault < 1) {
+    ++report_.store_faults;
+    disturb();
+  }
   if (storage_ != StorageMode::works || fault < 1) t.store_failed_ms = clock_ms_;
   if (storage_ == StorageMode::hung || fault < 0.25) return;  // the transaction never completes
   Event e;
@@ -683,6 +702,7 @@ void World::hostile_frame() {
 }
 
 void World::send_forged(const std::vector<uint8_t>& bytes) {
+  disturb();
   if (trace_) {
     wire::Frame f;
     bool decoded = wire::decode(bytes.data(), bytes.size(), f) == wire::DecodeError::ok;
@@ -805,9 +825,15 @@ void World::broadcast(Tab& from, const std::vector<uint8_t>& bytes) {
   }
 }
 
-void World::hold(const std::string& from, const std::string& to) { holds_.push_back(HoldRule{from, to}); }
+void World::hold(const std::string& from, const std::string& to) {
+  disturb();
+  holds_.push_back(HoldRule{from, to});
+}
 
-void World::unhold() { holds_.clear(); }
+void World::unhold() {
+  disturb();
+  holds_.clear();
+}
 
 void World::record_frames(const std::string& from) {
   recorded_tab_ = from;
@@ -815,6 +841,7 @@ void World::record_frames(const std::string& from) {
 }
 
 size_t World::deliver(const std::string& from, const std::string& to) {
+  disturb();
   size_t n = 0;
   std::vector<Held> keep;
   for (Held& h : held_) {
@@ -837,6 +864,7 @@ size_t World::deliver(const std::string& from, const std::string& to) {
 }
 
 size_t World::drop(const std::string& from, const std::string& to) {
+  disturb();
   size_t before = held_.size();
   auto match = [&](const Held& h) {
     return (from.empty() || tabs_[h.from]->id == from) && (to.empty() || tabs_[h.to]->id == to);
@@ -846,6 +874,7 @@ size_t World::drop(const std::string& from, const std::string& to) {
 }
 
 void World::inject(int tab, std::vector<uint8_t> bytes) {
+  disturb();
   Scheduled s{};
   s.at = clock_ms_;
   s.kind = Kind::deliver;
@@ -870,7 +899,7 @@ void World::run_lease_txn(Tab& t, const std::string& res) {
     return;
   }
   LeaseRecord& stored = lease_store_[res];
-  LeaseRecord write = t.node->lease_decide(res, stored, node_now());
+  LeaseRecord write = t.node->lease_decide(res, stored, mono_now(t), wall_now());
   uint64_t& issued = epoch_issued_[res];
   if (write.present && write.epoch > std::max(stored.epoch, issued) + 1) {
     violation("durable floor: " + t.id + " wrote lease epoch " + std::to_string(write.epoch) + " of " + res +
@@ -957,6 +986,7 @@ void World::random_fault() {
 // The browser frees a crashed tab's locks about 60 ms later.
 void World::crash(int tab) {
   Tab& t = *tabs_[tab];
+  watch_takeover(t);
   t.state = TabState::crashed;
   if (trace_) trace_tab(t, "crashes");
   Scheduled s{};
@@ -987,6 +1017,7 @@ void World::abort_leases(Tab& t) {
 }
 
 void World::close(int tab) {
+  disturb();
   Tab& t = *tabs_[tab];
   Event e;
   e.kind = EventKind::lifecycle;
@@ -1000,6 +1031,7 @@ void World::close(int tab) {
 }
 
 void World::set_visible(int tab, bool visible) {
+  disturb();
   Tab& t = *tabs_[tab];
   if (visible && !t.visible) t.shown_ms = clock_ms_;
   t.visible = visible;
@@ -1010,12 +1042,14 @@ void World::set_visible(int tab, bool visible) {
 }
 
 void World::send(int tab, Event e) {
+  disturb();
   Tab& t = *tabs_[tab];
   if (e.kind == EventKind::offline || e.kind == EventKind::online) t.online = e.kind == EventKind::online;
   deliver(t, e);
 }
 
 void World::jump_clock(double delta_ms) {
+  disturb();
   clock_offset_ms_ += delta_ms;
   jumped_ms_ = clock_ms_;
   for (auto& t : tabs_) t->sightings.clear();
@@ -1025,6 +1059,7 @@ void World::jump_clock(double delta_ms) {
 // A tab that announces its freeze (the `freeze` event ran) steps down first; a silent
 // freeze (hung or throttled to a stop) keeps its authority until it is taken.
 void World::freeze(int tab, bool announce) {
+  disturb();
   Tab& t = *tabs_[tab];
   if (announce) {
     Event e;
@@ -1050,6 +1085,7 @@ void World::free_store() {
 }
 
 void World::thaw(int tab) {
+  disturb();
   Tab& t = *tabs_[tab];
   t.state = TabState::running;
   t.thawed_ms = clock_ms_;
@@ -1106,7 +1142,7 @@ std::string World::lease_state(const std::string& resource) const {
   auto it = lease_store_.find(resource);
   if (it == lease_store_.end() || !it->second.present) return resource + " lease: none";
   const LeaseRecord& r = it->second;
-  double left = r.expires_ms - node_now();
+  double left = r.expires_ms - wall_now();
   return resource + " lease: " + r.owner + " epoch " + std::to_string(r.epoch) +
          (left > 0 ? format(", %.0f ms left", left) : std::string(", expired"));
 }
@@ -1149,7 +1185,7 @@ std::string World::describe(const Event& e) const {
       break;
     case EventKind::lease_result:
       s += e.lease.present ? " owner " + e.lease.owner + " epoch " + std::to_string(e.lease.epoch) +
-                                 (e.lease.expires_ms > node_now() ? format(" for %.0f ms", e.lease.expires_ms - node_now())
+                                 (e.lease.expires_ms > wall_now() ? format(" for %.0f ms", e.lease.expires_ms - wall_now())
                                                                   : std::string(" expired"))
                            : std::string(" empty");
       break;
@@ -1188,7 +1224,7 @@ bool World::holds_authority(const Tab& t, const std::string& res) const {
     }
     case Authority::lease: {
       auto it = lease_store_.find(res);
-      return it != lease_store_.end() && it->second.owner == t.id && it->second.expires_ms > node_now();
+      return it != lease_store_.end() && it->second.owner == t.id && it->second.expires_ms > wall_now();
     }
     case Authority::broadcast: {
       // No authority but the epoch: the running leader with the newest term holds it.
@@ -1218,7 +1254,7 @@ void World::check(double now) {
       bool leads = view.role == Role::leader;
       if (leads) leading_[t->index] = true;
       // A lease term in doubt (its renewal in flight past the takeover time) does not act.
-      if (node_now() >= view.valid_until_ms) leads = false;
+      if (!term_valid(*t, view)) leads = false;
       // A tab whose lease storage failed runs broadcast-only, with that mode's bound.
       Authority a = t->node->authority();
       double stale_bound = a == Authority::web_locks ? 50 : a == Authority::lease ? 5000 / 3.0 + 50 : 3000 + 1000;
@@ -1237,6 +1273,7 @@ void World::check(double now) {
         stale_since_.erase(key);
       }
     }
+    check_takeover(res, has_leader, now);
     if (faults_ended_) {
       if (has_leader) {
         auto it = leaderless_since_.find(res);
@@ -1265,17 +1302,60 @@ void World::check(double now) {
   }
 }
 
+// Broadcast-only's takeover bound, the one awaforge documents (takeoverMs + heartbeatMs):
+// the crash of a leader that held its resource is followed by a new leader within the suspect
+// timeout and a heartbeat, while a running tab is eligible, however the other tabs ranked
+// before it died meanwhile (a candidate right after announcing itself, see
+// BroadcastOnly::campaign). The watch ends when anything else happens in the world (a
+// freeze, a hostile frame, a store fault...): those may delay a takeover longer.
+void World::watch_takeover(const Tab& crashed) {
+  if (opt_.authority != Authority::broadcast || crashed.state != TabState::running) return;
+  bool watched = false;
+  for (const auto& res : resources_) {
+    if (crashed.node->view(res).role != Role::leader || !holds_authority(crashed, res)) continue;
+    takeover_watch_[res] = TakeoverWatch{clock_ms_, disturbances_};
+    watched = true;
+  }
+  if (!watched) return;
+  // The checks run at the deadline, even when nothing else happens then.
+  Scheduled due{};
+  due.at = clock_ms_ + takeover_bound_ms();
+  due.kind = Kind::takeover_due;
+  schedule(due);
+}
+
+void World::check_takeover(const std::string& res, bool has_leader, double now) {
+  auto it = takeover_watch_.find(res);
+  if (it == takeover_watch_.end()) return;
+  if (has_leader || it->second.disturbances != disturbances_) {
+    if (has_leader && it->second.disturbances == disturbances_) ++report_.takeovers_checked;
+    takeover_watch_.erase(it);
+    return;
+  }
+  double waited = now - it->second.crashed_ms;
+  if (waited < takeover_bound_ms()) return;
+  bool eligible = std::any_of(tabs_.begin(), tabs_.end(), [&res](const std::unique_ptr<Tab>& t) {
+    return t->state == TabState::running && t->node->view(res).eligible;
+  });
+  takeover_watch_.erase(it);
+  if (eligible) violation("takeover bound: no leader of " + res + format(" %.1f ms after its leader crashed", waited));
+}
+
 // A lease leader acts on its term until the time its view gives (the glue refuses after
 // it): by then another tab may have taken the record over. A newer term in the store while
 // an older one is still in force would be two effective leaders.
+bool World::term_valid(const Tab& t, const ResourceView& v) const {
+  return mono_now(t) < v.valid_until_ms && wall_now() < v.valid_until_wall_ms;
+}
+
 void World::check_lease_term(const Tab& t, const std::string& res) {
   ResourceView v = t.node->view(res);
   auto it = lease_store_.find(res);
-  if (it == lease_store_.end() || node_now() >= v.valid_until_ms || it->second.epoch <= v.epoch) return;
+  if (it == lease_store_.end() || !term_valid(t, v) || it->second.epoch <= v.epoch) return;
   // Two crossing transactions of this tab (one had timed out): its next result switches terms.
   if (it->second.owner == t.id) return;
   violation("two effective leaders: " + t.id + " acts on " + res + " epoch " + std::to_string(v.epoch) + " for " +
-            std::to_string(v.valid_until_ms - node_now()) + " ms more, while " + it->second.owner + " holds epoch " +
+            std::to_string(v.valid_until_ms - mono_now(t)) + " ms more, while " + it->second.owner + " holds epoch " +
             std::to_string(it->second.epoch));
 }
 

@@ -82,6 +82,7 @@ struct Report {
   uint64_t hostile_frames = 0;
   uint64_t store_faults = 0;
   uint64_t degraded_terms = 0;
+  uint64_t takeovers_checked = 0;                 // crashed leaders replaced within the bound (see watch_takeover)
 };
 
 class World {
@@ -114,10 +115,19 @@ class World {
   void send(int tab, Event e);                      // online, offline, abdicate, ...
   void inject(int tab, std::vector<uint8_t> bytes);  // a frame from a hostile sender
   void jump_clock(double delta_ms);
-  void set_storage(StorageMode mode) { storage_ = mode; }
+  void set_storage(StorageMode mode) {
+    disturb();
+    storage_ = mode;
+  }
   // How long the epoch counter takes to answer (a busy browser's IndexedDB).
-  void set_storage_delay(double ms) { epoch_delay_ms_ = ms; }
-  void set_network_faults(bool on) { faults_on_ = on; }
+  void set_storage_delay(double ms) {
+    disturb();
+    epoch_delay_ms_ = ms;
+  }
+  void set_network_faults(bool on) {
+    disturb();
+    faults_on_ = on;
+  }
   void end_faults();
   // Runs every step due at or before `until_ms` (simulated time since the start).
   void run_until(double until_ms);
@@ -161,6 +171,7 @@ class World {
   struct Tab {
     int index = 0;
     uint64_t instance = 0;  // unique per tab lifetime (ids may repeat across runs, not here)
+    double mono_origin_ms = 0;  // simulated time its monotonic clock reads 0
     std::string id;
     std::unique_ptr<Node> node;
     TabState state = TabState::running;
@@ -197,7 +208,8 @@ class World {
     std::map<std::string, std::map<uint64_t, bool>> answers;
   };
 
-  enum class Kind : uint8_t { timer, deliver, callback, lease_txn, release_crashed, fault, end_faults, hostile };
+  // takeover_due: nothing happens, but the checks run (see watch_takeover).
+  enum class Kind : uint8_t { timer, deliver, callback, lease_txn, release_crashed, fault, end_faults, hostile, takeover_due };
 
   struct Scheduled {
     double at;
@@ -250,7 +262,10 @@ class World {
   void schedule(Scheduled s);
   void schedule_timer(Tab& t);
   void schedule_callback(Tab& t, Event e, double latency, uint64_t request = 0);
-  double node_now() const { return clock_ms_ + clock_offset_ms_; }
+  // The two clocks a tab reads: the wall clock, shared by every tab and moved by jumps, and
+  // its own monotonic clock (performance.now()), which counts from its page's load.
+  double wall_now() const { return clock_ms_ + clock_offset_ms_; }
+  double mono_now(const Tab& t) const { return clock_ms_ - t.mono_origin_ms; }
 
   // Tabs.
   int open_random_tab();
@@ -295,8 +310,15 @@ class World {
 
   // Checks.
   void check(double now);
+  // Broadcast-only's takeover bound (see check_takeover): a crashed leader is watched from
+  // its crash while nothing else happens in the world but more crashes.
+  void watch_takeover(const Tab& crashed);
+  void check_takeover(const std::string& res, bool has_leader, double now);
+  void disturb() { ++disturbances_; }
   bool holds_authority(const Tab& t, const std::string& res) const;
   void check_lease_term(const Tab& t, const std::string& res);
+  // The term's view says it may act now, by both clocks (as the glue's state() asks).
+  bool term_valid(const Tab& t, const ResourceView& v) const;
   void violation(const std::string& what);
 
   Options opt_;
@@ -305,7 +327,7 @@ class World {
   Random hostile_rng_;  // hostile frames: when, which kind, to whom
   Random store_rng_;    // the imperfect store's faults
   double clock_ms_ = 0;
-  double clock_offset_ms_ = 1.7e12;  // node time = wall clock, jumps move it
+  double clock_offset_ms_ = 1.7e12;  // wall clock minus simulated time; jumps move it
   uint64_t seq_ = 0;
   uint64_t next_instance_ = 1;
   uint64_t next_request_ = 1;
@@ -339,6 +361,14 @@ class World {
   std::map<std::string, uint64_t> terms_won_;
   std::map<std::string, double> leaderless_since_;
   std::map<std::pair<int, std::string>, double> stale_since_;
+  // Per resource, when its broadcast-only leader crashed, and the count of other world
+  // events then (a watch ends when another one happens, see check_takeover).
+  struct TakeoverWatch {
+    double crashed_ms = 0;
+    uint64_t disturbances = 0;
+  };
+  std::map<std::string, TakeoverWatch> takeover_watch_;
+  uint64_t disturbances_ = 0;  // every world event but a crash: faults, hostile frames, holds
   std::vector<bool> leading_;  // per tab, during check(): leads some resource and runs
   Report report_;
 };
