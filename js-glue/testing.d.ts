@@ -166,7 +166,7 @@ export interface FakeIDBOpenRequest extends FakeIDBRequest<FakeIDBDatabase> {
 export interface FakeIDBDatabase {
   readonly objectStoreNames: { contains(name: string): boolean; readonly length: number };
   createObjectStore(name: string): object;
-  transaction(names: string | string[], mode: 'readonly' | 'readwrite'): FakeIDBTransaction;
+  transaction(names: string | string[], mode: 'readonly' | 'readwrite', options?: { durability?: 'default' | 'strict' | 'relaxed' }): FakeIDBTransaction;
   close(): void;
   onversionchange: (() => void) | null;
 }
@@ -174,6 +174,9 @@ export interface FakeIDBDatabase {
 export interface FakeIDBTransaction {
   objectStore(name: string): FakeIDBObjectStore;
   abort(): void;
+  /** No more requests: the transaction completes with its last one. */
+  commit(): void;
+  readonly durability: 'default' | 'strict' | 'relaxed';
   readonly error: DOMException | null;
   oncomplete: ((event: { target: FakeIDBTransaction }) => void) | null;
   onerror: ((event: { target: FakeIDBTransaction }) => void) | null;
@@ -193,6 +196,10 @@ export interface IndexedDBStats {
   committed: number;
   /** Failed or aborted. */
   failed: number;
+  /** `commit()` calls: transactions committed as soon as their last request was made. */
+  explicitCommits: number;
+  /** Transactions created with `{ durability: 'relaxed' }`. */
+  relaxed: number;
 }
 
 /** One origin's IndexedDB, with test hooks. */

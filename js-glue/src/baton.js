@@ -357,16 +357,16 @@ class Baton {
 
   /**
    * `pagehide`: leave at once, keep the handles. The lock goes back only once this handler
-   * has returned, so it does one thing: the closing step, which releases the lock and says
-   * goodbye (naming the successor). The rest (the dispose step, copying the final metrics
-   * and log out of the core) waits for a later task: a page being closed is torn down
-   * first and never does it; a page kept in the bfcache does it on its way back, or when
-   * its log is asked for.
+   * has returned, so it does one thing: the closing step (Runtime.leave), which releases the
+   * lock, then says goodbye (naming the successor). The rest (the dispose step, copying the
+   * final metrics and log out of the core) waits for a later task: a page being closed is
+   * torn down first and never does it; a page kept in the bfcache does it on its way back,
+   * or when its log is asked for.
    */
   suspend() {
     if (this.disposed || this.suspended_) return;
     this.suspended_ = true;
-    this.runtime_.lifecycle('closing');
+    this.runtime_.leave();
     const runtime = this.runtime_;
     const timer = this.env.setTimeout(() => this.finishRetiring(), 0);
     this.retiring = { runtime, timer };

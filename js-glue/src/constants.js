@@ -261,6 +261,7 @@ export const LIMITS = {
 export const PROTOCOL_VERSION = 1; // wire::kProtocolVersion
 export const MAX_FRAME_BYTES = 1024; // wire::kMaxFrameBytes
 export const MAX_EPOCH = 9007199254740991; // kMaxEpoch: the largest epoch exact as a double
+export const PLAUSIBLE_EPOCH = 1099511627776; // kPlausibleEpoch: claims at or above it are forged
 
 // Config's defaults in wasm/core/node.h.
 export const DEFAULT_HEARTBEAT_MS = 1000; // heartbeat_ms

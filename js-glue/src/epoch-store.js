@@ -87,17 +87,18 @@ export class EpochStore {
     return Math.max(floor, this.known.get(resource) ?? 0, this.mirror.get(resource) ?? this.readMirror(resource));
   }
 
-  /** One read-write transaction: `next = max(stored, known) + 1`, committed. */
+  /** One read-write transaction: `next = max(stored, known) + 1`, committed as soon as it is written. */
   commit(resource, known) {
     let stored = 0;
     let next = known + 1;
     return this.database
-      .readwrite(['epochs'], ({ epochs }) => {
+      .readwrite(['epochs'], ({ epochs }, tx) => {
         const get = epochs.get(resource);
         get.onsuccess = () => {
           stored = parseStored(get.result);
           next = Math.max(stored, known) + 1;
           epochs.put(next, resource);
+          tx.commit?.();
         };
       })
       .then(() => ({ stored, next }));

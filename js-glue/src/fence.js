@@ -67,5 +67,6 @@ export class Fence {
 function checkToken(token) {
   if (!token || typeof token !== 'object') throw new TypeError('Fence: "token" must be an object {resource, epoch}');
   if (typeof token.resource !== 'string' || token.resource === '') throw new TypeError('Fence: "token.resource" must be a non-empty string');
-  if (!Number.isSafeInteger(token.epoch) || token.epoch < 0) throw new TypeError('Fence: "token.epoch" must be a non-negative integer');
+  // Terms start at epoch 1, as the server fence requires: epoch 0 is "no term".
+  if (!Number.isSafeInteger(token.epoch) || token.epoch < 1) throw new TypeError('Fence: "token.epoch" must be a positive integer');
 }

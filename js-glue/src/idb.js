@@ -95,6 +95,10 @@ export class Database {
    * the transaction commits; rejects when it fails, aborts, or misses the deadline (then it
    * is aborted, so it cannot commit later). On an open connection the transaction begins
    * before this returns (a closing page's release must reach the store before its goodbye).
+   * A body that has made its last request calls `tx.commit?.()`: the commit then goes with
+   * it, instead of after its success event has come back to the page and found nothing more
+   * to do (one trip to the browser's store and back less; a browser without `commit()`
+   * commits on its own).
    * @param {string[]} storeNames
    * @param {(stores: Record<string, any>, tx: any) => void} body
    * @returns {Promise<void>}
@@ -117,7 +121,12 @@ export class Database {
       const start = (db) => {
         if (settled) return;
         try {
-          tx = db.transaction(storeNames, 'readwrite');
+          // Relaxed durability: the browser may report the commit once the data is written to
+          // the operating system, before it is flushed to disk. Such a commit survives the
+          // tab's and the browser's processes ending, not an operating-system crash or power
+          // loss right after it. Chromium's default (measured: a strict epoch transaction
+          // takes about three times as long); asked for, so that every browser does the same.
+          tx = db.transaction(storeNames, 'readwrite', { durability: 'relaxed' });
         } catch (error) {
           // A closed connection: open again next time.
           this.opening_ = null;

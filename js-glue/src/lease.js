@@ -101,6 +101,7 @@ export class LeaseAuthority {
             leases.put({ ...next }, key);
             if (next.epoch > floor) epochs.put(next.epoch, resource);
           }
+          tx.commit?.();
         };
       })
       .finally(() => this.running.delete(run))

@@ -74,6 +74,12 @@ export class Runtime {
     this.timer = null;
     this.timerAt_ = Infinity;
     this.timersFrozen_ = false;
+    /**
+     * While `leave()` steps the closing: the frames it would post (broadcast effects), held
+     * until the lock is back; notices and the timer wait too. Null otherwise.
+     * @type {import('./core.js').Effect[] | null}
+     */
+    this.leaving = null;
     this.disposing_ = false;
     this.closed = false;
     /** Storage operations in flight; the core lives until they have reported. */
@@ -243,6 +249,26 @@ export class Runtime {
   }
 
   /**
+   * `pagehide`: the closing step, with nothing before the browser gets the lock back. A held
+   * lock goes back when the promise its grant returned settles, i.e. in the first microtask
+   * after this handler, whatever the handler does after resolving it. So the handler does
+   * only the step and its lock releases (and, under the lease, begins the release's
+   * transaction); the goodbye and the other frames, the leadership notices and the next timer
+   * follow in a microtask queued after the release: the browser hands the lock over first,
+   * and the app's callbacks still run right after, before any later `pagehide` listener.
+   */
+  leave() {
+    this.leaving = [];
+    this.lifecycle('closing');
+    const frames = this.leaving;
+    this.leaving = null;
+    queueMicrotask(() => {
+      for (const frame of frames) this.execute(frame);
+      this.pump();
+    });
+  }
+
+  /**
    * In the `freeze` and `pagehide` handlers, once the core has stepped the freeze or the
    * close (from then on it starts no transaction that waits on the page): a lease
    * transaction left open would hold the store while this page is frozen or being torn down
@@ -297,7 +323,7 @@ export class Runtime {
           const event = this.queue.shift();
           const effects = event(this.core, this.env.now());
           for (const effect of effects) this.execute(effect);
-        } else if (this.notices.length > 0) {
+        } else if (this.notices.length > 0 && !this.leaving) {
           this.deliver(this.notices.shift());
         } else {
           break;
@@ -307,7 +333,7 @@ export class Runtime {
       this.pumping_ = false;
     }
     if (this.disposing_ && !this.closed) this.close();
-    else this.arm();
+    else if (!this.leaving) this.arm();
   }
 
   /** Turns one effect into a browser call (or, for leadership changes, a notice). */
@@ -315,7 +341,8 @@ export class Runtime {
     const { resource } = effect;
     switch (effect.kind) {
       case 'broadcast':
-        if (this.channel) this.channel.post(effect.bytes);
+        if (this.leaving) this.leaving.push(effect);
+        else if (this.channel) this.channel.post(effect.bytes);
         else this.counters.framesUnsent += 1;
         break;
       case 'lock-request':

@@ -27,8 +27,6 @@ import { StaleOwnerError } from './stale-owner-error.js';
 // module), so `instanceof` holds for a refusal of either.
 export { StaleOwnerError };
 
-/** The largest epoch accepted: epochs are safe integers (a bigint column holds them). */
-const MAX_EPOCH = Number.MAX_SAFE_INTEGER;
 const MAX_RESOURCE_CHARS = 256;
 const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/;
 
@@ -43,7 +41,7 @@ export function checkToken(token, where = 'fence') {
   if (typeof resource !== 'string' || resource === '' || resource.length > MAX_RESOURCE_CHARS) {
     throw new TypeError(`${where}: "token.resource" must be a non-empty string of at most ${MAX_RESOURCE_CHARS} characters`);
   }
-  if (!Number.isSafeInteger(epoch) || epoch < 1 || epoch > MAX_EPOCH) throw new TypeError(`${where}: "token.epoch" must be a positive safe integer`);
+  if (!Number.isSafeInteger(epoch) || epoch < 1) throw new TypeError(`${where}: "token.epoch" must be a positive safe integer`);
   return /** @type {{resource: string, epoch: number}} */ (token);
 }
 

@@ -14,6 +14,8 @@
  * @module tab-baton/talk-wire
  */
 
+import { PLAUSIBLE_EPOCH } from './constants.js';
+
 export const TALK_PROTOCOL = 1;
 /** Defaults and hard caps, one source for the adapter, the reducers and the checks. */
 export const TALK_LIMITS = {
@@ -28,8 +30,6 @@ export const TALK_LIMITS = {
 };
 const KINDS = new Set(['req', 'ack', 'res', 'lead', 'state', 'hello', 'bye']);
 const TERM_KINDS = new Set(['ack', 'res', 'lead', 'state', 'bye']);
-/** Epochs far above anything seen are forgeries (as in the core's frame checks). */
-export const MAX_EPOCH = 2 ** 40;
 
 /**
  * A size estimate of structured-clone data, in bytes: strings count 2 bytes a character,
@@ -64,7 +64,8 @@ export function sizeOf(value, limit) {
 }
 
 const isName = (s, max) => typeof s === 'string' && s !== '' && s.length <= max;
-const isEpoch = (e) => Number.isSafeInteger(e) && e > 0 && e <= MAX_EPOCH;
+// Epochs at or above the core's plausibility bound are forgeries, as in its frame checks.
+const isEpoch = (e) => Number.isSafeInteger(e) && e > 0 && e < PLAUSIBLE_EPOCH;
 
 /**
  * @param {any} msg a received message

@@ -87,6 +87,7 @@ std::string render() {
   js += constant("PROTOCOL_VERSION", wire::kProtocolVersion, "wire::kProtocolVersion");
   js += constant("MAX_FRAME_BYTES", wire::kMaxFrameBytes, "wire::kMaxFrameBytes");
   js += constant("MAX_EPOCH", static_cast<double>(kMaxEpoch), "kMaxEpoch: the largest epoch exact as a double");
+  js += constant("PLAUSIBLE_EPOCH", static_cast<double>(kPlausibleEpoch), "kPlausibleEpoch: claims at or above it are forged");
 
   // One export each, so that the bundle carries only the defaults the glue uses.
   Config c;

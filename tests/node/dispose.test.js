@@ -37,6 +37,39 @@ describe('dispose', () => {
     assert.equal(baton.metrics().glue.timerFires, timerFires, 'no timer runs after dispose');
   });
 
+  test("React StrictMode's mount, unmount, mount (the README's effect): the first Baton leaves at once, the second leads alone", async () => {
+    const { browser, tabs } = openTabs(2);
+    const runs = [];
+    // The README's effect: create in the effect, dispose in its cleanup.
+    const effect = (tab, label) => {
+      const baton = createBaton({ namespace: 'strict', env: tab.env, heartbeatMs: 30 });
+      const handle = baton.lead('socket', { run: (token, signal) => runs.push({ label, epoch: token.epoch, signal }) });
+      return { handle, cleanup: () => baton.dispose() };
+    };
+    const first = effect(tabs[0], 'first mount');
+    first.cleanup(); // StrictMode unmounts at once, in the same task
+    const second = effect(tabs[0], 'second mount');
+    const other = effect(tabs[1], 'other tab');
+    await waitFor(() => second.handle.state() === 'leader' || other.handle.state() === 'leader');
+    await sleep(100);
+    assert.equal(first.handle.state(), 'released');
+    assert.deepEqual(runs.filter((r) => r.label === 'first mount'), [], 'the unmounted effect never ran a term');
+    const leading = [second, other].filter((e) => e.handle.state() === 'leader');
+    assert.equal(leading.length, 1, 'one leader');
+    const { held, pending } = await browser.locks.query();
+    assert.equal(held.length + pending.length, 2, `no lock request left by the first Baton (${JSON.stringify({ held, pending })})`);
+    // The next unmount hands over as any leaving leader does.
+    const leader = leading[0];
+    const follower = leader === second ? other : second;
+    leader.cleanup();
+    await waitFor(() => follower.handle.state() === 'leader');
+    follower.cleanup();
+    await waitFor(async () => {
+      const { held, pending } = await browser.locks.query();
+      return held.length === 0 && pending.length === 0;
+    }, { what: 'every lock released' });
+  });
+
   test('dispose from inside a leadership callback', async () => {
     const { tabs } = openTabs(2);
     const batons = tabs.map((tab) => createBaton({ namespace: 'd2', env: tab.env }));

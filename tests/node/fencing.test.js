@@ -103,6 +103,7 @@ describe('fencing', () => {
     const fence = new Fence();
     assert.throws(() => fence.admit(null), TypeError);
     assert.throws(() => fence.admit({ resource: 'x', epoch: -1 }), /token.epoch/);
+    assert.throws(() => fence.admit({ resource: 'x', epoch: 0 }), /token.epoch/, 'terms start at epoch 1, as on the server');
     assert.throws(() => fence.admit({ epoch: 1 }), /token.resource/);
     assert.equal(fence.highest('never'), 0);
     fence.dispose();

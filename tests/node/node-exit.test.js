@@ -19,7 +19,7 @@ function runNode(source) {
 }
 
 const LEADING = `
-import { createBaton, createLeaderElection, leaderElection, requestLeadership } from 'tab-baton';
+import { createBaton, createLeaderElection, createRelay, leaderElection, requestLeadership } from 'tab-baton';
 import { createBrowser } from 'tab-baton/testing';
 
 const until = (predicate) => new Promise((resolve) => {
@@ -29,6 +29,14 @@ const until = (predicate) => new Promise((resolve) => {
 // Node's own globals: broadcast-only over Node's BroadcastChannel.
 const plain = createBaton({ namespace: 'exit', heartbeatMs: 20 });
 const job = plain.lead('job');
+// A relay and the talk channel (leader state) on Node's own BroadcastChannel: channels of their own.
+const delivered = [];
+createRelay(plain, {
+  resource: 'feed',
+  source: (after, emit) => { emit({ id: 1, data: 'first' }); },
+  onEvent: (event) => delivered.push(event.id),
+});
+const view = plain.leaderState('job');
 // Simulated tabs.
 const browser = createBrowser();
 const tabs = [browser.tab('a'), browser.tab('b')];
@@ -41,7 +49,7 @@ const election = leaderElection.create({ channel: 'exit-election', heartbeatMs: 
 requestLeadership('exit-lock', () => {}, { env: browser.tab('c') });
 const elector = createLeaderElection('exit-elector', { env: browser.tab('d') });
 await elector.awaitLeadership();
-await until(() => job.state() === 'leader' && handles.some((h) => h.state() === 'leader') && election.isLeader() && lease.state() === 'leader');
+await until(() => job.state() === 'leader' && handles.some((h) => h.state() === 'leader') && election.isLeader() && lease.state() === 'leader' && delivered.length === 1);
 console.log(JSON.stringify({ leading: true, support: plain.support(), leaseMode: leased.support().mode }));
 // No dispose(), no die(), no relinquish: the process must end here by itself.
 `;

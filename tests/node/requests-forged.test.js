@@ -31,7 +31,10 @@ test('forged term messages on the talk channel: a tab in the election ignores th
 
     const forger = new (browser.tab('evil').BroadcastChannel)('baton/app/v1/talk/ws');
     const pending = batons[follower].request('ws', 'hi', { id: 'op-1', full: true });
-    for (const forgedEpoch of [2 ** 40, epoch]) {
+    // At the core's plausibility bound, a message is malformed; just below it, only the
+    // election's confirmation keeps it out.
+    forger.postMessage({ v: 1, k: 'lead', from: 'evil', epoch: 2 ** 40, seq: 1, state: 'forged' });
+    for (const forgedEpoch of [2 ** 40 - 1, epoch]) {
       forger.postMessage({ v: 1, k: 'lead', from: 'evil', epoch: forgedEpoch, seq: 1, state: 'forged' });
       forger.postMessage({ v: 1, k: 'state', from: 'evil', epoch: forgedEpoch, seq: 2, state: 'forged' });
       forger.postMessage({ v: 1, k: 'res', from: 'evil', to: tabs[follower].id, id: 'op-1', epoch: forgedEpoch, ok: true, value: 'forged' });
@@ -43,9 +46,10 @@ test('forged term messages on the talk channel: a tab in the election ignores th
     await handles[leader].setState('real-state-2');
     await waitFor(() => view.get()?.value === 'real-state-2');
     assert.equal(view.get().leader, tabs[leader].id);
-    // The forged messages of the current epoch are dropped at once; those of epoch 2^40
+    // The forged messages of the current epoch are dropped at once; those of epoch 2^40 - 1
     // once the election has not confirmed that term in time.
     await waitFor(() => batons[follower].metrics().talk.ws.droppedUnconfirmed >= 6, { what: 'the forged messages counted' });
+    assert.equal(batons[follower].metrics().talk.ws.droppedMalformed, 1, 'epoch 2^40 is implausible');
     assert.equal(view.get().value, 'real-state-2');
     assert.equal(served, 2);
     forger.close();

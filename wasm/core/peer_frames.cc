@@ -9,11 +9,10 @@
 namespace baton {
 namespace {
 
-// A claimed epoch at or above kPlausibleEpoch, or more than kMaxEpochJump above the
-// confirmed floor (even a floor of 0, when nothing is known yet), is forged or corrupt:
-// honouring it would let one message exhaust the epoch space. Measuring the jump from
-// the confirmed floor, not from other claims, stops a stream of claims from ratcheting.
-constexpr uint64_t kPlausibleEpoch = uint64_t{1} << 40;
+// A claimed epoch at or above kPlausibleEpoch (types.h), or more than kMaxEpochJump above
+// the confirmed floor (even a floor of 0, when nothing is known yet), is forged or corrupt.
+// Measuring the jump from the confirmed floor, not from other claims, stops a stream of
+// claims from ratcheting.
 constexpr uint64_t kMaxEpochJump = uint64_t{1} << 20;
 // Answers to frames (see Node::answer) are sent at most this often per heartbeat.
 constexpr double kAnswersPerHeartbeat = 10;

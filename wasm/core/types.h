@@ -68,5 +68,8 @@ const char* to_string(Degraded d);
 
 // Largest integer that crosses the JS boundary exactly as a double.
 constexpr uint64_t kMaxEpoch = (uint64_t{1} << 53) - 1;
+// A claimed epoch at or above this is forged or corrupt: honouring it would let one
+// message exhaust the epoch space (frames: peer_frames.cc; talk messages: the glue).
+constexpr uint64_t kPlausibleEpoch = uint64_t{1} << 40;
 
 }  // namespace baton

@@ -3,7 +3,9 @@
  * use, and no more. Databases open with `onupgradeneeded`; object stores have out-of-line
  * keys; `get`/`put` run in transactions, one transaction at a time (as overlapping
  * read-write scopes do), each request answering in a later task; `oncomplete`, `onerror`,
- * `onabort` and `abort()` behave as in browsers. Values are stored as structured clones.
+ * `onabort`, `abort()` and `commit()` behave as in browsers (a transaction left to commit on
+ * its own completes a task after its last request's success event; one told to `commit()`
+ * completes with its last request). Values are stored as structured clones.
  *
  * Not simulated: indexes, cursors, key ranges, `delete`, versionchange between
  * connections, quotas.
@@ -42,7 +44,7 @@ export function createIndexedDB() {
   let running = null; // the transaction being run, if any
   /** @type {IndexedDBFailure | null} */
   let failure = null;
-  const stats = { opens: 0, transactions: 0, committed: 0, failed: 0 };
+  const stats = { opens: 0, transactions: 0, committed: 0, failed: 0, explicitCommits: 0, relaxed: 0 };
   // Looked up at call time, so fake timers of a test framework also drive it.
   const later = (fn) => setTimeout(fn, 0);
   const request = (source) => ({ result: undefined, error: null, source, onsuccess: null, onerror: null });
@@ -64,9 +66,10 @@ export function createIndexedDB() {
   }
 
   class Transaction {
-    constructor(db, names, client) {
-      Object.assign(this, { db, names, client, ops: [], undo: [], oncomplete: null, onerror: null, onabort: null, error: null, done: false });
+    constructor(db, names, client, durability) {
+      Object.assign(this, { db, names, client, durability, ops: [], undo: [], oncomplete: null, onerror: null, onabort: null, error: null, done: false, committing: false });
       stats.transactions += 1;
+      if (durability === 'relaxed') stats.relaxed += 1;
       if (client.crashed) return; // a crashed tab's request is never answered
       queue.push(this);
       runNext();
@@ -77,7 +80,7 @@ export function createIndexedDB() {
       const map = this.db.stores.get(name);
       const previous = this.db.previous;
       const op = (fn) => {
-        if (this.done) throw new DOMException('transaction finished', 'TransactionInactiveError');
+        if (this.done || this.committing) throw new DOMException('transaction finished', 'TransactionInactiveError');
         const req = request(this);
         this.ops.push({ req, fn });
         return req;
@@ -99,6 +102,13 @@ export function createIndexedDB() {
 
     abort() {
       if (!this.done) this.fail(new DOMException('aborted', 'AbortError'));
+    }
+
+    /** No more requests: completes with the last one made (throws once finished, as browsers do). */
+    commit() {
+      if (this.done || this.committing) throw new DOMException('transaction finished', 'InvalidStateError');
+      this.committing = true;
+      stats.explicitCommits += 1;
     }
 
     /** Takes back this transaction's writes, newest first, as an abort does. */
@@ -154,7 +164,9 @@ export function createIndexedDB() {
           this.fail(error);
           return;
         }
-        later(step);
+        // Told to commit: no trip back to the page to find that nothing more comes.
+        if (this.committing && this.ops.length === 0) step();
+        else later(step);
       };
       step();
       return undefined;
@@ -176,11 +188,13 @@ export function createIndexedDB() {
       return {};
     }
 
-    transaction(names, mode) {
+    transaction(names, mode, options = {}) {
       if (this.closed) throw new DOMException('connection closed', 'InvalidStateError');
       if (failure === 'throw') throw new DOMException('injected failure', 'UnknownError');
       if (mode !== 'readwrite' && mode !== 'readonly') throw new TypeError('bad mode');
-      return new Transaction(this.db, Array.isArray(names) ? names : [names], this.client);
+      const durability = options.durability ?? 'default';
+      if (!['default', 'strict', 'relaxed'].includes(durability)) throw new TypeError('bad durability');
+      return new Transaction(this.db, Array.isArray(names) ? names : [names], this.client, durability);
     }
 
     close() {

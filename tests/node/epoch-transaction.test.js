@@ -1,0 +1,67 @@
+// The epoch's transaction on the grant path: one read-write transaction with relaxed
+// durability, told to commit as soon as it has written (no trip back to the page for the
+// put's success event), and the same for the lease's transactions. Epochs still rise by one
+// per term across hand-overs.
+import { afterEach, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createBaton } from 'tab-baton';
+import { createIndexedDB } from 'tab-baton/testing';
+import { leaderIndexes, openTabs, waitFor } from './helpers/tabs.js';
+
+let open = [];
+afterEach(() => {
+  for (const baton of open) baton.dispose();
+  open = [];
+});
+
+function leadIn(tabs, namespace, options = {}) {
+  const batons = tabs.map((tab) => createBaton({ namespace, id: tab.id, env: tab.env, ...options }));
+  open.push(...batons);
+  return { batons, handles: batons.map((baton) => baton.lead('job')) };
+}
+
+describe("the epoch's transaction", () => {
+  test('under Web Locks: each term commits its epoch in one relaxed transaction, committed at once', async () => {
+    const idb = createIndexedDB();
+    const { tabs } = openTabs(3, { indexedDB: idb.indexedDB });
+    const { batons, handles } = leadIn(tabs, 'epoch-tx');
+    const epochs = [];
+    for (let term = 0; term < 3; term += 1) {
+      const [leader] = await waitFor(() => {
+        const leaders = leaderIndexes(handles).filter((i) => !epochs.some((e) => e.index === i));
+        return leaders.length === 1 && leaders;
+      }, { what: `the leader of term ${term + 1}` });
+      epochs.push({ index: leader, epoch: handles[leader].token().epoch });
+      assert.equal(batons[leader].metrics().degraded, false);
+      handles[leader].release(); // the next tab in the lock's queue takes over
+    }
+    assert.deepEqual(epochs.map((e) => e.epoch), [1, 2, 3], 'one more per term');
+    assert.equal(idb.peek('baton/epoch-tx', 'epochs', 'job'), 3);
+    const stats = idb.stats();
+    assert.equal(stats.transactions, 3, 'one transaction per term');
+    assert.equal(stats.relaxed, 3, 'every one asks for relaxed durability');
+    assert.equal(stats.explicitCommits, 3, 'every one commits as soon as it has written');
+    assert.equal(stats.committed, 3);
+  });
+
+  test('in the lease mode: every lease transaction commits at once too', async () => {
+    const idb = createIndexedDB();
+    const { tabs } = openTabs(2, { indexedDB: idb.indexedDB });
+    for (const tab of tabs) tab.env.locks = undefined; // no Web Locks: the lease
+    const { batons, handles } = leadIn(tabs, 'epoch-tx-lease', { heartbeatMs: 250, suspectMs: 1500, leaseMs: 3000 });
+    const [leader] = await waitFor(() => {
+      const leaders = leaderIndexes(handles);
+      return leaders.length === 1 && leaders;
+    });
+    assert.equal(batons[leader].metrics().mode, 'lease');
+    await waitFor(() => idb.stats().committed >= 3, { timeoutMs: 20000, what: 'three lease transactions' });
+    handles[leader].release();
+    await waitFor(() => handles[1 - leader].state() === 'leader', { timeoutMs: 20000, what: 'the other tab leads' });
+    const stats = idb.stats();
+    assert.ok(stats.transactions >= 4);
+    assert.equal(stats.relaxed, stats.transactions, 'every lease transaction asks for relaxed durability');
+    // A transaction still running when the numbers were read has not committed yet.
+    assert.ok(stats.explicitCommits >= stats.committed, `${JSON.stringify(stats)}: every committed one was told to commit`);
+    assert.equal(handles[1 - leader].token().epoch, 2);
+  });
+});
