@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
     Event e;
     e.kind = EventKind::message;
     e.now_ms = now;
+    e.wall_ms = now;
     now += 0.01;
     e.data = b.data();
     e.size = b.size();

@@ -96,8 +96,13 @@ export interface BatonEnv {
   /** The global scope's listeners, for `pagehide`, `pageshow`, `online`, `offline`. */
   addEventListener?(type: string, listener: (event: unknown) => void): void;
   removeEventListener?(type: string, listener: (event: unknown) => void): void;
-  /** Wall-clock milliseconds (compared across tabs). Default `Date.now()`. */
+  /** Wall-clock milliseconds (compared across tabs: lease records, ages). Default `Date.now()`. */
   now?(): number;
+  /**
+   * Milliseconds that no clock jump moves (timers, waits, how long ago a tab was heard).
+   * Default `performance.now()`; with `now` given and this not, `now`.
+   */
+  monotonic?(): number;
   /** When this page started (ranking's age bonus). Default `performance.timeOrigin`, or now. */
   startMs?: number;
   setTimeout?(callback: () => void, ms: number): unknown;

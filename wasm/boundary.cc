@@ -171,6 +171,7 @@ bool read_event(Reader& r, Event& e) {
   if (!r.header()) return false;
   e.kind = static_cast<EventKind>(r.below(kEventKinds));
   e.now_ms = r.time();
+  e.wall_ms = r.time();
   switch (e.kind) {
     case EventKind::message: {
       e.size = r.u16();
@@ -250,7 +251,8 @@ void write_effect(Writer& w, const Effect& fx) {
 bool same_view(const ResourceView& a, const ResourceView& b) {
   return a.role == b.role && a.reason == b.reason && a.epoch == b.epoch && a.leader == b.leader &&
          a.leader_epoch == b.leader_epoch && a.leader_since_ms == b.leader_since_ms &&
-         a.degraded == b.degraded && a.valid_until_ms == b.valid_until_ms;
+         a.degraded == b.degraded && a.valid_until_ms == b.valid_until_ms &&
+         a.valid_until_wall_ms == b.valid_until_wall_ms;
 }
 
 void write_view(Writer& w, const ResourceView& v) {
@@ -262,6 +264,7 @@ void write_view(Writer& w, const ResourceView& v) {
   w.f64(v.leader_since_ms);
   w.u8(static_cast<uint8_t>(v.degraded));
   w.f64(v.valid_until_ms);
+  w.f64(v.valid_until_wall_ms);
 }
 
 }  // namespace
@@ -355,6 +358,7 @@ int Session::ask(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap
   switch (query) {
     case Query::presence: {
       double now_ms = r.time();
+      double wall_ms = r.time();
       if (!r.done()) return -1;
       const auto& all = node_.presence().all();
       w.u16(all.size());
@@ -366,8 +370,9 @@ int Session::ask(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap
         w.str(c.app_version);
         w.u8(static_cast<uint8_t>(c.capabilities.size()));
         for (const Capability& cap : c.capabilities) w.str(cap);
-        w.f64(c.last_seen_ms);
-        w.f64(c.last_progress_ms);
+        // On the wall clock, for the application.
+        w.f64(c.last_seen_ms - now_ms + wall_ms);
+        w.f64(c.last_progress_ms - now_ms + wall_ms);
       }
       break;
     }
@@ -411,8 +416,9 @@ int Session::ask(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap
       ResourceName resource = r.text<ResourceName>();
       LeaseRecord current = read_lease(r);
       double now_ms = r.time();
+      double wall_ms = r.time();
       if (!r.done()) return -1;
-      write_lease(w, node_.lease_decide(resource, current, now_ms));
+      write_lease(w, node_.lease_decide(resource, current, now_ms, wall_ms));
       break;
     }
   }

@@ -8,7 +8,8 @@
 //
 //   open   in:  config   (id, generation u32, appVersion, u8 n + capabilities, authority u8,
 //                          heartbeat, suspect, lease, start, seed: f64)
-//   step   in:  event    (kind u8, now f64, then by kind; see boundary.cc `read_event`)
+//   step   in:  event    (kind u8, now f64 (monotonic), wall f64, then by kind; see
+//                          boundary.cc `read_event`)
 //          out: result   (next deadline f64, authority u8, degradation u8,
 //                          u16 n + effects, u8 n + changed resource views)
 //   ask    in:  query    (kind u8, then by kind) out: its answer
@@ -32,12 +33,12 @@ constexpr uint8_t kVersion = 1;
 constexpr size_t kBufferBytes = 256 * 1024;
 
 enum class Query : uint8_t {
-  presence = 0,       // now f64
+  presence = 0,       // now f64 (monotonic), wall f64
   metrics = 1,        // -> BATON_COUNTERS, then step-downs by Reason: f64 each
   log = 2,
   fence_admit = 3,    // resource, epoch f64 -> u8
   fence_highest = 4,  // resource -> f64
-  lease_decide = 5,   // resource, lease record, now f64 -> lease record
+  lease_decide = 5,   // resource, lease record, now f64 (monotonic), wall f64 -> lease record
 };
 
 // The counters of Query::metrics in their order: Metrics field, name in JavaScript. The

@@ -275,8 +275,9 @@ export class Core {
    * @param {object} config id, generation, appVersion, capabilities, authority (0 web-locks,
    *   1 lease, 2 broadcast), heartbeatMs, suspectMs, leaseMs, startMs, seed; a missing
    *   number keeps the core's default (node.h Config)
+   * @param {() => number} [wallClock] wall-clock ms; the times given to events are monotonic
    */
-  constructor(config) {
+  constructor(config, wallClock = Date.now) {
     if (!M) throw new Error('tab-baton: the WebAssembly core is not loaded yet; await load() first');
     begin();
     str(config.id);
@@ -292,6 +293,8 @@ export class Core {
     f64(config.startMs ?? 0);
     u32((config.seed ?? 1) >>> 0);
     this.handle = M.open(length());
+    /** Read beside every monotonic `now` given (see `event`). */
+    this.wall = wallClock;
     if (this.handle === 0) throw new Error('tab-baton: the core refused its configuration (internal error)');
     /** @type {Map<string, object>} the latest view of each joined resource */
     this.views_ = new Map();
@@ -367,17 +370,22 @@ export class Core {
         leaderSince: rf64(),
         degraded: DEGRADED_NAMES[r8()],
         validUntil: rf64(),
+        validUntilWall: rf64(),
       });
     }
     return effects;
   }
 
-  /** Starts an event record of `kind` at `now`; false when the core is gone. */
+  /**
+   * Starts an event record of `kind` at `now` (monotonic ms: local deadlines) and the wall
+   * clock read now (lease records, ages); false when the core is gone.
+   */
   event(kind, now) {
     if (!this.handle) return false;
     begin();
     u8(kind);
     f64(now);
+    f64(this.wall());
     return true;
   }
 
@@ -465,6 +473,7 @@ export class Core {
     str(resource);
     lease(record);
     f64(now);
+    f64(this.wall());
     answer(M.ask(this.handle, length()));
     return rlease();
   }
@@ -473,12 +482,13 @@ export class Core {
 
   view(resource) {
     if (!this.handle) return null;
-    return this.views_.get(resource) ?? { role: 'follower', reason: 'none', epoch: 0, leader: '', leaderEpoch: 0, leaderSince: 0, degraded: 'none', validUntil: Infinity };
+    return this.views_.get(resource) ?? { role: 'follower', reason: 'none', epoch: 0, leader: '', leaderEpoch: 0, leaderSince: 0, degraded: 'none', validUntil: Infinity, validUntilWall: Infinity };
   }
 
   presence(now) {
     if (!this.query(QUERY.presence)) return [];
     f64(now);
+    f64(this.wall());
     answer(M.ask(this.handle, length()));
     return rlist(r16(), () => ({
       id: rstr(),

@@ -5,7 +5,8 @@
  *
  * An injected environment is used as given: a primitive it lacks is missing, never taken
  * from `globalThis` (Node's own BroadcastChannel would otherwise connect unrelated test
- * "tabs"). Only the clock and the timer functions fall back to the global ones.
+ * "tabs"). Only the clocks and the timer functions fall back to the global ones. An injected
+ * `now` without `monotonic` (a virtual clock) serves as both.
  *
  * @module tab-baton/env
  */
@@ -20,6 +21,7 @@
  * @property {any} events the global scope for pagehide/pageshow/online/offline, or null
  * @property {() => boolean | undefined} onLine `navigator.onLine`, if known
  * @property {() => number} now wall-clock milliseconds (compared across tabs)
+ * @property {() => number} monotonic milliseconds that no clock jump moves (local deadlines)
  * @property {number} startMs when this page started (the age bonus in ranking)
  * @property {(fn: () => void, ms: number) => any} setTimeout
  * @property {(id: any) => void} clearTimeout
@@ -44,6 +46,7 @@ export function resolveEnv(source) {
   const nav = read(g, 'navigator');
   const locks = read(g, 'locks') ?? read(nav, 'locks');
   const now = typeof g.now === 'function' ? () => g.now() : () => Date.now();
+  const monotonic = typeof g.monotonic === 'function' ? () => g.monotonic() : g.now ? now : () => performance.now();
   const timers = typeof g.setTimeout === 'function' && typeof g.clearTimeout === 'function' ? g : globalThis;
   return {
     locks: locks && typeof locks.request === 'function' ? locks : null,
@@ -54,6 +57,7 @@ export function resolveEnv(source) {
     events: eventTarget(g),
     onLine: () => read(nav, 'onLine'),
     now,
+    monotonic,
     startMs: startTime(g, injected, now),
     setTimeout: (fn, ms) => unref(timers.setTimeout(fn, Math.min(ms, MAX_TIMER_DELAY))),
     clearTimeout: (id) => timers.clearTimeout(id),

@@ -140,7 +140,7 @@ export class Runtime {
               health,
               owner: config.id,
               key: names.leaseKey,
-              decide: (resource, record) => this.core.leaseDecide(resource, record, env.now()),
+              decide: (resource, record) => this.core.leaseDecide(resource, record, env.monotonic()),
               committed: (resource, record) => this.step((core, now) => core.leaseResult(now, resource, record)),
               failed: (resource) => report('lease_failed', resource),
               counters,
@@ -166,7 +166,7 @@ export class Runtime {
         leaseMs: config.leaseMs,
         startMs: env.startMs,
         seed: (config.seed + generation) >>> 0,
-      });
+      }, env.now);
       this.pump();
       this.settleEarlyRequests();
     });
@@ -321,7 +321,7 @@ export class Runtime {
       for (;;) {
         if (this.queue.length > 0) {
           const event = this.queue.shift();
-          const effects = event(this.core, this.env.now());
+          const effects = event(this.core, this.env.monotonic());
           for (const effect of effects) this.execute(effect);
         } else if (this.notices.length > 0 && !this.leaving) {
           this.deliver(this.notices.shift());
@@ -413,15 +413,15 @@ export class Runtime {
     // The tick is due at the deadline itself: the core compares every deadline with `>=`.
     // Waking strictly after it instead would, with a millisecond clock, often wake twice
     // for one deadline (once on it, then again a millisecond later).
-    const now = this.env.now();
+    const now = this.env.monotonic();
     const delay = at <= now ? 0 : Math.ceil(at - now);
     this.timerAt_ = at;
     const timer = this.env.setTimeout(() => {
       if (this.timer !== timer) return; // cleared, but the environment fired it anyway
       this.timer = null;
       this.timerAt_ = Infinity;
-      // Timers may fire early by the wall clock (Node's loop clock lags Date.now()).
-      if (this.env.now() < at) {
+      // Timers may fire early by the clock (Node's loop clock lags performance.now()).
+      if (this.env.monotonic() < at) {
         this.arm();
         return;
       }
@@ -470,7 +470,7 @@ export class Runtime {
   }
 
   presence() {
-    return this.closed || !this.core ? [] : this.core.presence(this.env.now());
+    return this.closed || !this.core ? [] : this.core.presence(this.env.monotonic());
   }
 
   metrics() {

@@ -141,6 +141,7 @@ TEST_CASE("abdicate: a visible leader ignores requests; a hidden one honours a v
   a.step(event(EventKind::tick, 1550));  // after the backoff: queues for the lock again
   a.step(event(EventKind::lock_granted, 1600, "ws"));
   alloc.now_ms = 1601;
+  alloc.wall_ms = 1601;
   alloc.epoch = 2;
   a.step(alloc);
   REQUIRE(a.view("ws").role == Role::leader);
@@ -546,7 +547,7 @@ TEST_CASE("storage: the late answer of a timed-out lease transaction does not st
   Node a(config("a", Authority::lease));
   a.step(event(EventKind::join, 0, "sync"));
   Event result = event(EventKind::lease_result, 2, "sync");
-  result.lease = a.lease_decide("sync", LeaseRecord{}, 1);
+  result.lease = a.lease_decide("sync", LeaseRecord{}, 1, 1);
   a.step(result);
   REQUIRE(a.view("sync").role == Role::leader);
   LeaseRecord old = result.lease;
@@ -561,31 +562,34 @@ TEST_CASE("storage: the late answer of a timed-out lease transaction does not st
   REQUIRE(a.view("sync").role == Role::candidate);
   // The hung release finally answers, with the old record: not this acquisition's.
   result.now_ms = now + 1;
+  result.wall_ms = now + 1;
   result.lease = old;
   result.lease.expires_ms = now + 3000;
   CHECK(!find(a.step(result), EffectKind::elected));
   CHECK(a.view("sync").role == Role::candidate);
-  result.lease = a.lease_decide("sync", result.lease, now + 2);
+  result.lease = a.lease_decide("sync", result.lease, now + 2, now + 2);
   result.now_ms = now + 3;
+  result.wall_ms = now + 3;
   fx = a.step(result);
   REQUIRE(find(fx, EffectKind::elected));
   CHECK(find(fx, EffectKind::elected)->epoch > old.epoch);
 }
 
-TEST_CASE("broadcast-only: an epoch answer that outlived a freeze and a clock jump is asked again") {
+TEST_CASE("broadcast-only: an epoch answer that outlived a freeze is asked again") {
   Node a(config("a", Authority::broadcast));
   a.step(event(EventKind::join, 0, "ws"));
   std::vector<Effect> fx;
   for (int i = 0; i < 5 && !find(fx, EffectKind::allocate_epoch); ++i) fx = a.step(event(EventKind::tick, a.next_deadline()));
   REQUIRE(find(fx, EffectKind::allocate_epoch));
-  // Frozen with the question in flight while the wall clock went back: the answer
-  // (16) may predate a term 17 that began and ended unheard.
-  Event done = event(EventKind::epoch_allocated, a.next_deadline() - 5000, "ws");
+  // Frozen with the question in flight (no tick ran): the answer (16), later than the
+  // store's timeout, may predate a term 17 that began and ended unheard.
+  Event done = event(EventKind::epoch_allocated, a.next_deadline() + 5000, "ws");
   done.epoch = 16;
   fx = a.step(done);
   CHECK(!find(fx, EffectKind::elected));
   REQUIRE(find(fx, EffectKind::allocate_epoch));
   done.now_ms += 1;
+  done.wall_ms += 1;
   done.epoch = 18;
   fx = a.step(done);
   REQUIRE(find(fx, EffectKind::elected));

@@ -98,12 +98,12 @@ TEST_CASE("lease: decide acquires with epoch + 1, respects a valid owner, renews
   theirs.epoch = 6;
   theirs.expires_ms = 4000;
   theirs.takeover_ms = 3000;
-  CHECK(!a.lease_decide("sync", theirs, 10).present);  // valid, someone else's
+  CHECK(!a.lease_decide("sync", theirs, 10, 10).present);  // valid, someone else's
 
   LeaseRecord expired = theirs;
   expired.expires_ms = 5;
   expired.takeover_ms = 5;
-  LeaseRecord mine = a.lease_decide("sync", expired, 10);
+  LeaseRecord mine = a.lease_decide("sync", expired, 10, 10);
   REQUIRE(mine.present);
   CHECK(mine.owner == "a");
   CHECK(mine.epoch == 7);
@@ -125,18 +125,19 @@ TEST_CASE("lease: decide acquires with epoch + 1, respects a valid owner, renews
   }
   REQUIRE(find(fx, EffectKind::lease_try));
   CHECK(renew_at >= 0 + 3000 / 2.0 - 1);
-  LeaseRecord renewed = a.lease_decide("sync", mine, renew_at);
+  LeaseRecord renewed = a.lease_decide("sync", mine, renew_at, renew_at);
   CHECK(renewed.epoch == 7);
   CHECK(renewed.expires_ms == renew_at + 5000);
 
   // Abdicating writes the record expired, keeping the epoch for the next owner's + 1.
   result.now_ms = renew_at + 1;
+  result.wall_ms = renew_at + 1;
   result.lease = renewed;
   a.step(result);
   fx = a.step(event(EventKind::abdicate, renew_at + 2, "sync"));
   REQUIRE(find(fx, EffectKind::lease_try));
   CHECK(a.view("sync").role == Role::stepping_down);
-  LeaseRecord released = a.lease_decide("sync", renewed, renew_at + 3);
+  LeaseRecord released = a.lease_decide("sync", renewed, renew_at + 3, renew_at + 3);
   REQUIRE(released.present);
   CHECK(released.expires_ms == 0);
   CHECK(released.epoch == 7);

@@ -266,7 +266,7 @@ TEST_CASE("presence: a zero refresh interval is treated as 1 ms, not as never si
 }
 
 // ---------------------------------------------------------------------------------------
-// prune, remove, shift
+// prune, remove
 
 TEST_CASE("presence: prune removes only candidates silent past 6x refresh") {
   Presence p;
@@ -310,32 +310,6 @@ TEST_CASE("presence: remove forgets a sender at once") {
   p.remove("nobody");  // unknown ids are ignored
   CHECK(p.size() == 1);
   CHECK(p.observe(frame("a", 1), 10) == Observed::joined);
-}
-
-TEST_CASE("presence: shift moves stored times after the clock went backwards") {
-  Presence p;
-  p.observe(frame("a", 1), 100'000);
-  p.observe(frame("a", 1), 100'800);  // seen later, no progress
-  p.observe(frame("b", 1), 99'000);
-  // The local clock jumped back by 60 s: now reads 40'900 where it would read 100'900.
-  p.shift(-60'000);
-  const Candidate& a = *p.find("a");
-  const Candidate& b = *p.find("b");
-  CHECK(a.last_progress_ms == 40'000);
-  CHECK(a.last_seen_ms == 40'800);
-  CHECK(b.last_progress_ms == 39'000);
-  CHECK(b.last_seen_ms == 39'000);
-  // Liveness is judged exactly as it would have been without the jump.
-  CHECK(Presence::liveness(a, 40'900) == Liveness::alive);
-  CHECK(Presence::liveness(a, 41'501) == Liveness::suspect);
-  CHECK(Presence::liveness(b, 45'001) == Liveness::removed);
-  CHECK(p.prune(45'001) == 1);
-  CHECK(p.find("a") != nullptr);
-  // shift(0) is a no-op, a forward shift works the same way
-  p.shift(0);
-  CHECK(p.find("a")->last_progress_ms == 40'000);
-  p.shift(1000);
-  CHECK(p.find("a")->last_progress_ms == 41'000);
 }
 
 TEST_CASE("presence: an announced refresh interval is capped") {

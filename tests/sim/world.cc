@@ -72,10 +72,12 @@ void World::schedule_timer(Tab& t) {
   double deadline = t.node->next_deadline();
   ++t.timer_token;
   if (deadline == kNever) return;
-  // Like setTimeout: a relative delay, unaffected by later wall clock jumps.
-  double delay = std::max(0.0, deadline - node_now());
+  // Like setTimeout: a relative delay on the monotonic clock, which the deadline is in.
+  // On a grid of a nanosecond, so that tabs whose clocks start apart (rounded apart) but
+  // that set the same deadline fire in the order they set it.
+  double delay = std::max(0.0, deadline - mono_now(t));
   Scheduled s{};
-  s.at = clock_ms_ + delay + 0.01;
+  s.at = std::round((clock_ms_ + delay + 0.01) * 1e6) / 1e6;
   s.kind = Kind::timer;
   s.tab = t.index;
   s.token = t.timer_token;
@@ -281,10 +283,12 @@ int World::open_tab(const TabSpec& spec) {
   t->instance = next_instance_++;
   t->id = spec.name;
   t->visible = spec.visible;
+  // Its page loaded a while before it opens here, and no two tabs' monotonic clocks agree.
+  t->mono_origin_ms = clock_ms_ - 100.0 * static_cast<double>(t->instance);
   Config c;
   c.id = t->id;
   c.authority = opt_.authority;
-  c.start_ms = node_now();
+  c.start_ms = wall_now();
   // From the seed and the tab alone, so that a replayed scenario seeds the same node.
   c.seed = Random(opt_.seed * 0x2545F4914F6CDD1Dull + static_cast<uint64_t>(t->index)).next();
   for (const std::string& cap : spec.capabilities) c.capabilities.push_back(cap);
@@ -344,7 +348,8 @@ int World::open_random_tab() {
 
 void World::deliver(Tab& t, const Event& in) {
   Event e = in;
-  e.now_ms = node_now();
+  e.now_ms = mono_now(t);
+  e.wall_ms = wall_now();
   if (trace_ && e.kind != EventKind::tick && e.kind != EventKind::message) trace_tab(t, "<- " + describe(e));
   std::vector<Effect> effects = t.node->step(e);
   if (trace_) trace_roles(t);
@@ -377,7 +382,7 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
           // the page is torn down (nothing in it waits for the page); no answer comes back.
           if (storage_ == StorageMode::works && store_holder_ < 0) {
             LeaseRecord& stored = lease_store_[fx.resource.str()];
-            LeaseRecord write = t.node->lease_decide(fx.resource, stored, node_now());
+            LeaseRecord write = t.node->lease_decide(fx.resource, stored, mono_now(t), wall_now());
             if (write.present && (stored.owner != write.owner || stored.generation != write.generation ||
                                   stored.epoch != write.epoch)) {
               violation("unread release: " + t.id + " overwrote the record of " + stored.owner.str() + " epoch " +
@@ -870,7 +875,7 @@ void World::run_lease_txn(Tab& t, const std::string& res) {
     return;
   }
   LeaseRecord& stored = lease_store_[res];
-  LeaseRecord write = t.node->lease_decide(res, stored, node_now());
+  LeaseRecord write = t.node->lease_decide(res, stored, mono_now(t), wall_now());
   uint64_t& issued = epoch_issued_[res];
   if (write.present && write.epoch > std::max(stored.epoch, issued) + 1) {
     violation("durable floor: " + t.id + " wrote lease epoch " + std::to_string(write.epoch) + " of " + res +
@@ -1106,7 +1111,7 @@ std::string World::lease_state(const std::string& resource) const {
   auto it = lease_store_.find(resource);
   if (it == lease_store_.end() || !it->second.present) return resource + " lease: none";
   const LeaseRecord& r = it->second;
-  double left = r.expires_ms - node_now();
+  double left = r.expires_ms - wall_now();
   return resource + " lease: " + r.owner + " epoch " + std::to_string(r.epoch) +
          (left > 0 ? format(", %.0f ms left", left) : std::string(", expired"));
 }
@@ -1149,7 +1154,7 @@ std::string World::describe(const Event& e) const {
       break;
     case EventKind::lease_result:
       s += e.lease.present ? " owner " + e.lease.owner + " epoch " + std::to_string(e.lease.epoch) +
-                                 (e.lease.expires_ms > node_now() ? format(" for %.0f ms", e.lease.expires_ms - node_now())
+                                 (e.lease.expires_ms > wall_now() ? format(" for %.0f ms", e.lease.expires_ms - wall_now())
                                                                   : std::string(" expired"))
                            : std::string(" empty");
       break;
@@ -1188,7 +1193,7 @@ bool World::holds_authority(const Tab& t, const std::string& res) const {
     }
     case Authority::lease: {
       auto it = lease_store_.find(res);
-      return it != lease_store_.end() && it->second.owner == t.id && it->second.expires_ms > node_now();
+      return it != lease_store_.end() && it->second.owner == t.id && it->second.expires_ms > wall_now();
     }
     case Authority::broadcast: {
       // No authority but the epoch: the running leader with the newest term holds it.
@@ -1218,7 +1223,7 @@ void World::check(double now) {
       bool leads = view.role == Role::leader;
       if (leads) leading_[t->index] = true;
       // A lease term in doubt (its renewal in flight past the takeover time) does not act.
-      if (node_now() >= view.valid_until_ms) leads = false;
+      if (!term_valid(*t, view)) leads = false;
       // A tab whose lease storage failed runs broadcast-only, with that mode's bound.
       Authority a = t->node->authority();
       double stale_bound = a == Authority::web_locks ? 50 : a == Authority::lease ? 5000 / 3.0 + 50 : 3000 + 1000;
@@ -1268,14 +1273,18 @@ void World::check(double now) {
 // A lease leader acts on its term until the time its view gives (the glue refuses after
 // it): by then another tab may have taken the record over. A newer term in the store while
 // an older one is still in force would be two effective leaders.
+bool World::term_valid(const Tab& t, const ResourceView& v) const {
+  return mono_now(t) < v.valid_until_ms && wall_now() < v.valid_until_wall_ms;
+}
+
 void World::check_lease_term(const Tab& t, const std::string& res) {
   ResourceView v = t.node->view(res);
   auto it = lease_store_.find(res);
-  if (it == lease_store_.end() || node_now() >= v.valid_until_ms || it->second.epoch <= v.epoch) return;
+  if (it == lease_store_.end() || !term_valid(t, v) || it->second.epoch <= v.epoch) return;
   // Two crossing transactions of this tab (one had timed out): its next result switches terms.
   if (it->second.owner == t.id) return;
   violation("two effective leaders: " + t.id + " acts on " + res + " epoch " + std::to_string(v.epoch) + " for " +
-            std::to_string(v.valid_until_ms - node_now()) + " ms more, while " + it->second.owner + " holds epoch " +
+            std::to_string(v.valid_until_ms - mono_now(t)) + " ms more, while " + it->second.owner + " holds epoch " +
             std::to_string(it->second.epoch));
 }
 

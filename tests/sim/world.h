@@ -161,6 +161,7 @@ class World {
   struct Tab {
     int index = 0;
     uint64_t instance = 0;  // unique per tab lifetime (ids may repeat across runs, not here)
+    double mono_origin_ms = 0;  // simulated time its monotonic clock reads 0
     std::string id;
     std::unique_ptr<Node> node;
     TabState state = TabState::running;
@@ -250,7 +251,10 @@ class World {
   void schedule(Scheduled s);
   void schedule_timer(Tab& t);
   void schedule_callback(Tab& t, Event e, double latency, uint64_t request = 0);
-  double node_now() const { return clock_ms_ + clock_offset_ms_; }
+  // The two clocks a tab reads: the wall clock, shared by every tab and moved by jumps, and
+  // its own monotonic clock (performance.now()), which counts from its page's load.
+  double wall_now() const { return clock_ms_ + clock_offset_ms_; }
+  double mono_now(const Tab& t) const { return clock_ms_ - t.mono_origin_ms; }
 
   // Tabs.
   int open_random_tab();
@@ -297,6 +301,8 @@ class World {
   void check(double now);
   bool holds_authority(const Tab& t, const std::string& res) const;
   void check_lease_term(const Tab& t, const std::string& res);
+  // The term's view says it may act now, by both clocks (as the glue's state() asks).
+  bool term_valid(const Tab& t, const ResourceView& v) const;
   void violation(const std::string& what);
 
   Options opt_;
@@ -305,7 +311,7 @@ class World {
   Random hostile_rng_;  // hostile frames: when, which kind, to whom
   Random store_rng_;    // the imperfect store's faults
   double clock_ms_ = 0;
-  double clock_offset_ms_ = 1.7e12;  // node time = wall clock, jumps move it
+  double clock_offset_ms_ = 1.7e12;  // wall clock minus simulated time; jumps move it
   uint64_t seq_ = 0;
   uint64_t next_instance_ = 1;
   uint64_t next_request_ = 1;

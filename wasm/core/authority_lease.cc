@@ -83,7 +83,10 @@ void Node::Lease::keep(Node& n, Resource& r, double now, Effects& out) const {
     n.step_down(r, Reason::lease_expired, now, out);
     return;
   }
-  if (r.lease_op == LeaseOp::none && now >= r.renew_ms) {
+  // The wall clock jumped forward past the record's takeover time: the others may take it
+  // over now, so the term is in doubt (the view says so) until a renewal writes a new one.
+  bool jumped = n.wall_ms(now) >= r.lease_valid_until_wall_ms;
+  if (r.lease_op == LeaseOp::none && (now >= r.renew_ms || jumped)) {
     if (!n.message_step_ && n.may_start_lease(now)) {
       n.start_lease(r, LeaseOp::renew, now, out);
     } else if (now >= r.lease_valid_until_ms && n.timers_stalled(now)) {
@@ -95,7 +98,8 @@ void Node::Lease::keep(Node& n, Resource& r, double now, Effects& out) const {
   }
   // Past lease_valid_until_ms with a renewal in flight, the term is in doubt: the view says
   // so (the glue reports no leader and fenced() refuses) until the renewal commits.
-  double next = r.lease_op == LeaseOp::none ? std::min(r.renew_ms, r.lease_held_until_ms) : r.lease_held_until_ms;
+  double next = r.lease_held_until_ms;
+  if (r.lease_op == LeaseOp::none) next = std::min({next, r.renew_ms, n.local_ms(r.lease_valid_until_wall_ms)});
   r.wake_ms = std::min(r.wake_ms, std::max(now, next));
 }
 
@@ -138,7 +142,8 @@ void Node::start_lease(Resource& r, LeaseOp op, double now, Effects& out) {
   out.push_back(std::move(e));
 }
 
-LeaseRecord Node::lease_decide(std::string_view resource, const LeaseRecord& current, double now) {
+LeaseRecord Node::lease_decide(std::string_view resource, const LeaseRecord& current, double now, double wall) {
+  wall_offset_ms_ = wall - now;  // the freshest reading of the clocks, to judge the record by
   LeaseRecord none;
   Resource* found = resources_.find(resource);
   if (!found) return none;
@@ -174,30 +179,31 @@ LeaseRecord Node::lease_decide(std::string_view resource, const LeaseRecord& cur
       rec.generation = config_.generation;
       uint64_t floor = config_.mutations.trust_claims ? r.max_epoch : r.floor_epoch;
       rec.epoch = continuing ? current.epoch : std::max(current.epoch, floor) + 1;
-      rec.expires_ms = now + config_.lease_ms;
-      rec.takeover_ms = now + lease_silence_ms();
+      rec.expires_ms = wall + config_.lease_ms;
+      rec.takeover_ms = wall + lease_silence_ms();
       return rec;
     }
   }
   return none;
 }
 
-// A record's expiry is wall-clock time written by another tab. If the clock went back
-// since, the record looks valid for too long: an unchanged record counts as expired at
-// most one lease duration after this tab first saw it.
+// A record's expiry is wall-clock time written by another tab, read here as monotonic time.
+// If the wall clock went back since, the record looks valid for too long: an unchanged
+// record counts as expired at most one lease duration after this tab first saw it.
 double Node::lease_expiry(const Resource& r, const LeaseRecord& rec) const {
-  if (!same_record(rec, r.lease)) return rec.expires_ms;
-  return std::min(rec.expires_ms, r.lease_seen_ms + config_.lease_ms);
+  double expires = local_ms(rec.expires_ms);
+  if (!same_record(rec, r.lease)) return expires;
+  return std::min(expires, r.lease_seen_ms + config_.lease_ms);
 }
 
 // The record's takeover time (its expiry if sooner), and while this tab hears the owner
 // claim the resource, no sooner than the suspect timeout after its last progress: an
 // owner whose heartbeats keep coming is not taken over, however late its renewal commits
 // (lease_decide still lets an expired record go; the campaign waits for the silence).
-// Like lease_expiry, after a backward clock jump an unchanged record is due at most one
-// silence span after this tab first saw it.
+// Like lease_expiry, after a backward wall clock jump an unchanged record is due at most
+// one silence span after this tab first saw it.
 double Node::lease_takeover_due(const Resource& r, const LeaseRecord& rec) const {
-  double due = std::min(rec.takeover_ms, lease_expiry(r, rec));
+  double due = std::min(local_ms(rec.takeover_ms), lease_expiry(r, rec));
   if (same_record(rec, r.lease)) due = std::min(due, r.lease_seen_ms + lease_silence_ms());
   const Candidate* owner = presence_.find(rec.owner);
   bool claims = r.leader == rec.owner && owner && owner->generation == rec.generation;
@@ -221,7 +227,7 @@ bool Node::lease_takeover_allowed(const Resource& r, const LeaseRecord& rec, dou
 }
 
 bool Node::renewed_since_goodbye(const Resource& r, const LeaseRecord& rec) const {
-  return rec.takeover_ms - lease_silence_ms() >= r.named_ms;
+  return local_ms(rec.takeover_ms) - lease_silence_ms() >= r.named_ms;
 }
 
 // Only the tab a goodbye names acts on it (lease_takeover_allowed), at the earliest
@@ -262,7 +268,7 @@ void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effe
     fence_.observe(r.name, rec.epoch);
   }
   bool mine = rec.present && rec.owner == config_.id && rec.generation == config_.generation &&
-              rec.expires_ms > now;
+              local_ms(rec.expires_ms) > now;
   if (r.left) {
     ResourceName name = r.name;  // r is gone once erased
     resources_.erase(name);
@@ -283,6 +289,11 @@ void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effe
     r.lease_held_until_ms = r.lease_started_ms + config_.lease_ms * 5 / 6;
     r.lease_valid_until_ms =
         config_.mutations.lease_term_to_expiry ? r.lease_held_until_ms : r.lease_started_ms + lease_term_span();
+    // The same span from when lease_decide wrote the record, by the wall clock it wrote it
+    // with (its takeover time is a silence span later).
+    double written = rec.takeover_ms - lease_silence_ms();
+    r.lease_valid_until_wall_ms =
+        written + (config_.mutations.lease_term_to_expiry ? config_.lease_ms * 5 / 6 : lease_term_span());
     // Half the span leaves the other half for a renewal to commit on a busy store; more
     // often would only queue more read-write transactions, which the store runs one at a time.
     r.renew_ms = r.lease_started_ms + lease_silence_ms() / 2;
@@ -312,7 +323,7 @@ void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effe
       bool held = rec.present && rec.owner != config_.id && lease_expiry(r, rec) > now;
       if (op == LeaseOp::acquire && !release_pending && !held) fail_acquisition(r, now);
     }
-    if (rec.present && rec.expires_ms > now && rec.owner != config_.id) {
+    if (rec.present && local_ms(rec.expires_ms) > now && rec.owner != config_.id) {
       set_leader(r, rec.owner, rec.epoch, now, out);
     }
   }

@@ -22,7 +22,6 @@ void Node::request_epoch(Resource& r, double now, Effects& out) {
   out.push_back(std::move(alloc));
   r.allocating = true;
   r.allocating_since_ms = now;
-  r.clock_went_back = false;
   r.wake_ms = std::min(r.wake_ms, now + config_.storage_timeout_ms);
 }
 
@@ -53,10 +52,10 @@ void Node::on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double 
   if (!r.allocating) return;  // nothing was asked (or it timed out): not an answer to us
   r.allocating = false;
   if (r.role != Role::candidate) return;  // the attempt ended meanwhile
-  // An answer that arrives late, across a backward clock jump, or to a tab whose timers
-  // stalled (frozen) is as old as the question: terms may have been claimed and ended
-  // meanwhile without this tab hearing them.
-  bool late = r.clock_went_back || now - r.allocating_since_ms > config_.storage_timeout_ms;
+  // An answer that arrives late, or to a tab whose timers stalled (frozen), is as old as
+  // the question: terms may have been claimed and ended meanwhile without this tab
+  // hearing them.
+  bool late = now - r.allocating_since_ms > config_.storage_timeout_ms;
   bool maybe_stale = late || timers_stalled(now);
   Degraded why = Degraded::none;
   if (!durable) {

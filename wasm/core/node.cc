@@ -55,7 +55,7 @@ void Node::Strategy::release(Node& n, Resource& r, double now, Effects& out) con
 void Node::step(const Event& e, Effects& out) {
   if (disposed_) return;
   double now = e.now_ms;
-  handle_clock(now);
+  read_clocks(e);
   message_step_ = e.kind == EventKind::message;
   Resource* r = nullptr;
   if (!e.resource.empty()) {
@@ -152,48 +152,12 @@ void Node::run_due(double now, bool timer, Effects& out) {
   }
 }
 
-void Node::handle_clock(double now) {
-  if (!started_) {
-    started_ = true;
-    last_now_ms_ = now;
-    return;
-  }
-  if (now < last_now_ms_) {
-    // The wall clock went backwards: move every stored local time with it, so that
-    // deadlines keep their distance instead of lying far in the future.
-    double delta = now - last_now_ms_;
-    ++metrics_.clock_jumps;
-    auto shift = [delta](double& t) {
-      if (t != kNever) t += delta;
-    };
-    shift(expected_tick_ms_);
-    shift(heartbeat_due_ms_);
-    shift(presence_due_ms_);
-    shift(last_answer_ms_);
-    presence_.shift(delta);
-    for (auto& [name, r] : resources_) {
-      shift(r.wake_ms);
-      shift(r.queued_ms);
-      shift(r.leader_since_ms);
-      shift(r.newer_claim_ms);
-      shift(r.leaderless_since_ms);
-      shift(r.claimant_since_ms);
-      shift(r.named_ms);
-      shift(r.disowned_ms);
-      shift(r.visible_handover_ms);
-      if (r.abdicate_asked_ms >= 0) shift(r.abdicate_asked_ms);
-      if (r.steal_announced_ms >= 0) shift(r.steal_announced_ms);
-      shift(r.lease_started_ms);
-      shift(r.allocating_since_ms);
-      if (r.allocating) r.clock_went_back = true;
-      shift(r.lease_seen_ms);
-      shift(r.lease_valid_until_ms);
-      shift(r.lease_held_until_ms);
-      shift(r.renew_ms);
-      shift(r.backoff_until_ms);
-    }
-  }
-  last_now_ms_ = now;
+void Node::read_clocks(const Event& e) {
+  if (started_ && e.wall_ms < last_wall_ms_) ++metrics_.clock_jumps;
+  started_ = true;
+  last_now_ms_ = e.now_ms;
+  last_wall_ms_ = e.wall_ms;
+  wall_offset_ms_ = e.wall_ms - e.now_ms;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -424,6 +388,7 @@ void Node::step_down(Resource& r, Reason why, double now, Effects& out, bool ann
   if (r.leader == config_.id) clear_leader(r, now, out);
   authority_->release(*this, r, now, out);
   r.lease_valid_until_ms = 0;  // the term, and what its lease record vouched for, ended
+  r.lease_valid_until_wall_ms = 0;
   if (announce && was_leader) {
     wire::Frame bye = frame(wire::Kind::goodbye);
     bye.subject = r.name;
@@ -447,7 +412,7 @@ void Node::fail_acquisition(Resource& r, double now) {
 
 void Node::set_role(Resource& r, Role to, Reason why, double now) {
   if (r.role == to && r.reason == why) return;
-  Transition t{now, r.name, r.role, to, why, r.epoch};
+  Transition t{wall_ms(now), r.name, r.role, to, why, r.epoch};
   log_.push_back(t);
   r.role = to;
   r.reason = why;
@@ -458,6 +423,7 @@ void Node::set_leader(Resource& r, std::string_view id, uint64_t epoch, double n
   r.leader = id;
   r.leader_epoch = epoch;
   r.leader_since_ms = now;
+  r.leader_since_wall_ms = wall_ms(now);
   r.abdicate_asked_ms = -1;
   r.steal_announced_ms = -1;
   r.claimant.clear();
@@ -496,11 +462,14 @@ ResourceView Node::view(std::string_view resource) const {
   v.epoch = r.epoch;
   v.leader = r.leader;
   v.leader_epoch = r.leader_epoch;
-  v.leader_since_ms = r.leader_since_ms;
+  v.leader_since_ms = r.leader_since_wall_ms;
   v.eligible = self_eligible(r, last_now_ms_);
   if (r.role == Role::leader) {
     v.degraded = r.degraded;
-    if (authority_ == &kLease) v.valid_until_ms = r.lease_valid_until_ms;
+    if (authority_ == &kLease) {
+      v.valid_until_ms = r.lease_valid_until_ms;
+      v.valid_until_wall_ms = r.lease_valid_until_wall_ms;
+    }
   }
   return v;
 }

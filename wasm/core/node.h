@@ -1,7 +1,13 @@
 // The election core for one tab: a sans-IO state machine with a single entry point.
 //
-//   effects = node.step(event)   // event carries now_ms; effects say what to do
-//   node.next_deadline()         // when to send the next `tick`
+//   effects = node.step(event)   // event carries both clocks; effects say what to do
+//   node.next_deadline()         // when to send the next `tick` (monotonic)
+//
+// Two clocks: every local deadline and duration (timers, suspect and grace waits, rate
+// limits, how long ago another tab was heard) is monotonic time, which no clock jump
+// moves; wall time is read only where a time is shared with other tabs (the lease
+// record's expiry and takeover time in IndexedDB, the start time that ranks tabs by age),
+// and turned into monotonic time at the step that reads it (Node::local_ms).
 //
 // The node never reads a clock, never draws global randomness and never performs I/O.
 // The glue (browser) or the simulation (tests) turns effects into calls to Web Locks,
@@ -57,14 +63,15 @@ struct Config {
   double backoff_base_ms = 250;
   double backoff_max_ms = 10000;
   double storage_timeout_ms = 3000;   // an epoch or lease answer later than this counts as failed
-  double start_ms = 0;                // wall time the tab started (age bonus)
+  double start_ms = 0;                // wall time the tab started (age bonus, sent to the others)
   uint64_t seed = 1;
   Mutations mutations;
 };
 
 enum class LockMode : uint8_t { queue = 0, steal = 1 };
 
-// The lease record kept in IndexedDB, one per resource. Times are wall-clock ms.
+// The lease record kept in IndexedDB, one per resource. Times are wall-clock ms: every
+// tab compares them with its own wall clock.
 struct LeaseRecord {
   bool present = false;
   TabId owner;
@@ -104,7 +111,8 @@ enum class EventKind : uint8_t {
 
 struct Event {
   EventKind kind = EventKind::tick;
-  double now_ms = 0;
+  double now_ms = 0;   // monotonic: every local deadline (performance.now() in a browser)
+  double wall_ms = 0;  // wall clock: shared records only (Date.now())
   ResourceName resource;
   const uint8_t* data = nullptr;
   size_t size = 0;
@@ -143,7 +151,7 @@ struct Effect {
 using Effects = GrowingArray<Effect>;
 
 struct Transition {
-  double at_ms = 0;
+  double at_ms = 0;  // wall clock, for the application
   ResourceName resource;
   Role from = Role::follower;
   Role to = Role::follower;
@@ -158,13 +166,16 @@ struct ResourceView {
   uint64_t epoch = 0;            // own term when leading
   TabId leader;                  // known leader id (may be this tab), empty if none known
   uint64_t leader_epoch = 0;
-  double leader_since_ms = 0;
+  double leader_since_ms = 0;    // wall clock, for the application
   bool eligible = false;
   Degraded degraded = Degraded::none;  // own term when leading: fenced effects must be refused
-  // Own term when leading: not a leader from this time on (local ms) unless a later step
-  // says otherwise. The lease term ends when another tab may take the record over; a tab
-  // that was frozen must not act on its term before the core has looked at it again.
+  // Own term when leading: not a leader from this monotonic time on, nor from this wall
+  // time on, unless a later step says otherwise. The lease term ends when another tab may
+  // take the record over, which the others judge by the record's wall times and by how long
+  // they saw it unchanged; a tab that was frozen, or whose wall clock jumped forward, must
+  // not act on its term before the core has looked at it again.
   double valid_until_ms = kNever;
+  double valid_until_wall_ms = kNever;
 };
 
 // The transition log keeps this many of the latest role changes.
@@ -185,9 +196,9 @@ class Node {
   }
   double next_deadline() const;
 
-  // Called by the glue inside the lease's read-write transaction with the record read;
-  // returns the record to write (present=false: write nothing).
-  LeaseRecord lease_decide(std::string_view resource, const LeaseRecord& current, double now_ms);
+  // Called by the glue inside the lease's read-write transaction with the record read and
+  // both clocks read then; returns the record to write (present=false: write nothing).
+  LeaseRecord lease_decide(std::string_view resource, const LeaseRecord& current, double now_ms, double wall_ms);
 
   // Queries.
   const Config& config() const { return config_; }
@@ -256,6 +267,7 @@ class Node {
     TabId leader;
     uint64_t leader_epoch = 0;
     double leader_since_ms = 0;
+    double leader_since_wall_ms = 0;  // the same moment on the wall clock, for the view
     // When another tab that makes progress claimed a newer term than the known leader's,
     // and this tab did not follow it (WebLocks::campaign).
     double newer_claim_ms = -kNever;
@@ -270,15 +282,17 @@ class Node {
     bool stealing = false;           // a steal request is in flight
     bool allocating = false;         // an allocate_epoch effect awaits its answer
     double allocating_since_ms = 0;
-    bool clock_went_back = false;    // while allocating: how long the answer took is unknown
     bool reallocated = false;        // broadcast-only: asked again above a newer claim
     // Lease.
     LeaseOp lease_op = LeaseOp::none;
     LeaseRecord lease;               // last record seen
-    double lease_seen_ms = 0;        // local time that record was first seen
-    double lease_started_ms = 0;     // when the in-flight try (or the last one) began
+    double lease_seen_ms = 0;        // when that record was first seen
+    double lease_started_ms = -kNever;  // when the in-flight try (or the last one) began
     double lease_valid_until_ms = 0; // own term is safe until then (no other tab may take over)
     double lease_held_until_ms = 0;  // own term ends then even if a renewal is still in flight
+    // The same on the wall clock, by which the others read the record: a wall clock that
+    // jumped forward lets them take it over sooner.
+    double lease_valid_until_wall_ms = 0;
     double renew_ms = kNever;
     Backoff backoff;
     double backoff_until_ms = 0;
@@ -410,7 +424,12 @@ class Node {
   void answer(double now, Effects& out);
   double refresh_ms() const;
   bool leads_anything() const;
-  void handle_clock(double now);
+  // Reads the event's clocks: the offset between them (which a wall clock jump moves) and
+  // whether the wall clock went back.
+  void read_clocks(const Event& e);
+  // A wall time (a lease record's) as monotonic time, by the clocks of the latest reading.
+  double local_ms(double wall) const { return wall - wall_offset_ms_; }
+  double wall_ms(double now) const { return now + wall_offset_ms_; }
 
   Config config_;
   const Strategy* authority_;  // the authority in use
@@ -426,6 +445,8 @@ class Node {
   Degraded degraded_ = Degraded::none;
   uint64_t tick_seq_ = 1;
   double last_now_ms_ = 0;
+  double last_wall_ms_ = 0;
+  double wall_offset_ms_ = 0;  // wall minus monotonic time at the latest reading
   double expected_tick_ms_ = kNever;  // the deadline reported after the last step
   double heartbeat_due_ms_ = kNever;
   double presence_due_ms_ = 0;

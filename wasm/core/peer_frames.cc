@@ -75,7 +75,7 @@ bool Node::claimant_preferred(const Resource& r, double now) const {
   if (r.claimant.empty() || now >= r.claimant_since_ms + config_.suspect_ms) return false;
   if (r.claimant_named) return true;
   const Candidate* rival = presence_.find(r.claimant);
-  return rival && ranks_before(view_of(*rival, now), self_view(), r.name, now);
+  return rival && ranks_before(view_of(*rival, now), self_view(), r.name, wall_ms(now));
 }
 
 void Node::leader_hears_claim(Resource& r, const wire::Frame& f, const wire::Claim& c, double now, Effects& out) {
@@ -87,7 +87,7 @@ void Node::leader_hears_claim(Resource& r, const wire::Frame& f, const wire::Cla
   }
   if (claims_decide()) {
     const Candidate* rival = presence_.find(f.sender);
-    bool rival_wins = newer || (rival && ranks_before(view_of(*rival, now), self_view(), r.name, now));
+    bool rival_wins = newer || (rival && ranks_before(view_of(*rival, now), self_view(), r.name, wall_ms(now)));
     if (rival_wins) {
       step_down(r, newer ? Reason::newer_epoch : Reason::conflict, now, out, false);
       set_leader(r, f.sender, c.epoch, now, out);
@@ -127,7 +127,7 @@ bool Node::claim_wins(const Resource& r, const wire::Frame& f, const wire::Claim
   const Candidate* rival = presence_.find(f.sender);
   const Candidate* known = presence_.find(r.leader);
   if (!rival) return false;
-  return !known || ranks_before(view_of(*rival, now), view_of(*known, now), r.name, now);
+  return !known || ranks_before(view_of(*rival, now), view_of(*known, now), r.name, wall_ms(now));
 }
 
 void Node::on_goodbye(const wire::Frame& f, double now, Effects& out) {

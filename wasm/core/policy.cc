@@ -84,7 +84,7 @@ bool is_eligible(const CandidateView& c, const Policy& p, std::string_view resou
   return true;
 }
 
-int rank_score(const CandidateView& c, std::string_view resource, double now_ms) {
+int rank_score(const CandidateView& c, std::string_view resource, double wall_ms) {
   int score = 0;
   switch (c.lifecycle) {
     case Lifecycle::active: score += 100; break;
@@ -97,13 +97,13 @@ int rank_score(const CandidateView& c, std::string_view resource, double now_ms)
     score += 30;
   }
   // Older tabs are slightly preferred (stable), but never over lifecycle.
-  double age_minutes = (now_ms - c.start_ms) / 60000.0;
+  double age_minutes = (wall_ms - c.start_ms) / 60000.0;
   if (age_minutes > 0) score += static_cast<int>(std::min(20.0, age_minutes));
   return score;
 }
 
-bool ranks_before(const CandidateView& a, const CandidateView& b, std::string_view resource, double now_ms) {
-  int sa = rank_score(a, resource, now_ms), sb = rank_score(b, resource, now_ms);
+bool ranks_before(const CandidateView& a, const CandidateView& b, std::string_view resource, double wall_ms) {
+  int sa = rank_score(a, resource, wall_ms), sb = rank_score(b, resource, wall_ms);
   if (sa != sb) return sa > sb;
   return a.id < b.id;
 }

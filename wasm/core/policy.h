@@ -34,10 +34,11 @@ int compare_versions(std::string_view a, std::string_view b);
 bool is_eligible(const CandidateView& c, const Policy& p, std::string_view resource,
                  std::string_view newest_app_version);
 
-// Higher is better: lifecycle, a `<resource>.preferred` capability, a bounded age bonus.
-int rank_score(const CandidateView& c, std::string_view resource, double now_ms);
+// Higher is better: lifecycle, a `<resource>.preferred` capability, a bounded age bonus
+// (by the wall clock: start times come from the other tabs).
+int rank_score(const CandidateView& c, std::string_view resource, double wall_ms);
 
 // True when a ranks before b; ties broken by id so every tab agrees.
-bool ranks_before(const CandidateView& a, const CandidateView& b, std::string_view resource, double now_ms);
+bool ranks_before(const CandidateView& a, const CandidateView& b, std::string_view resource, double wall_ms);
 
 }  // namespace baton

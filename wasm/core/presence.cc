@@ -117,18 +117,6 @@ size_t Presence::prune(double now_ms) {
   return removed;
 }
 
-void Presence::shift(double delta_ms) {
-  for (auto& [id, c] : candidates_) {
-    c.last_seen_ms += delta_ms;
-    c.last_progress_ms += delta_ms;
-    c.first_seen_ms += delta_ms;
-  }
-  for (auto& [id, f] : forgotten_) {
-    f.last_progress_ms += delta_ms;
-    f.first_seen_ms += delta_ms;
-  }
-}
-
 double Presence::last_progress_ms(std::string_view id, double fallback) const {
   if (const Candidate* c = find(id)) return c->last_progress_ms;
   const Forgotten* old = forgotten_.find(id);

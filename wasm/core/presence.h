@@ -39,9 +39,9 @@ struct Candidate {
   uint64_t below_tick = 0;     // the highest tick seen below tick_seq (see observe)
   bool below_seen = false;
   uint32_t refresh_ms = 1000;  // how often it promised to show progress
-  double last_seen_ms = 0;     // local time of its last frame
-  double last_progress_ms = 0; // local time its tick sequence last rose
-  double first_seen_ms = 0;    // local time this tab was first heard of
+  double last_seen_ms = 0;     // monotonic time of its last frame
+  double last_progress_ms = 0; // monotonic time its tick sequence last rose
+  double first_seen_ms = 0;    // monotonic time this tab was first heard of
   bool progressed = false;     // its tick sequence rose under the current generation
 };
 
@@ -72,8 +72,6 @@ class Presence {
   }
   // Drops candidates silent long enough to count as removed; returns how many.
   size_t prune(double now_ms);
-  // Shifts stored local times after the clock went backwards.
-  void shift(double delta_ms);
 
   const Candidate* find(std::string_view id) const { return candidates_.find(id); }
   // When `id` last made progress, also after it was pruned (a silent leader is pruned

@@ -57,7 +57,7 @@ int Node::rank_position(const Resource& r, double now, std::string_view except) 
   for (const auto& [id, c] : presence_.all()) {
     if (id == except) continue;
     CandidateView v = view_of(c, now);
-    if (is_eligible(v, r.policy, r.name, newest) && ranks_before(v, self, r.name, now)) ++pos;
+    if (is_eligible(v, r.policy, r.name, newest) && ranks_before(v, self, r.name, wall_ms(now))) ++pos;
   }
   return pos;
 }
@@ -75,7 +75,7 @@ TabId Node::best_successor(const Resource& r, double now) const {
       if (v.liveness != accept) continue;
       v.liveness = Liveness::alive;
       if (!is_eligible(v, r.policy, r.name, newest)) continue;
-      if (!best || ranks_before(v, best_view, r.name, now)) {
+      if (!best || ranks_before(v, best_view, r.name, wall_ms(now))) {
         best = &c;
         best_view = v;
       }
