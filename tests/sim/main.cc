@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
   if (a.scenario_file) a.hostile = a.store_faults = false;
 
   uint64_t total_steps = 0, runs = 0, violations = 0, expected_violations = 0, handovers = 0, rejected = 0;
-  uint64_t hostile_frames = 0, store_faults = 0, degraded_terms = 0;
+  uint64_t hostile_frames = 0, store_faults = 0, degraded_terms = 0, takeovers_checked = 0;
   double worst_gap = 0, worst_stale = 0;
   auto started = std::chrono::steady_clock::now();
   uint64_t seed = a.seed >= 0 ? static_cast<uint64_t>(a.seed) : a.first_seed;
@@ -166,6 +166,7 @@ int main(int argc, char** argv) {
       hostile_frames += r.hostile_frames;
       store_faults += r.store_faults;
       degraded_terms += r.degraded_terms;
+      takeovers_checked += r.takeovers_checked;
       worst_gap = std::max(worst_gap, r.longest_leaderless_after_faults_ms);
       worst_stale = std::max(worst_stale, r.worst_stale_owner_ms);
       bool expected =
@@ -192,6 +193,8 @@ int main(int argc, char** argv) {
   std::printf("sim: %llu hostile frames, %llu store faults, %llu degraded terms\n",
               static_cast<unsigned long long>(hostile_frames), static_cast<unsigned long long>(store_faults),
               static_cast<unsigned long long>(degraded_terms));
+  std::printf("sim: %llu broadcast-only leaders' crashes replaced within the takeover bound, checked\n",
+              static_cast<unsigned long long>(takeovers_checked));
   std::printf("sim: %llu runs with violations\n", static_cast<unsigned long long>(violations));
   if (a.expect_violation) {
     bool caught = expected_violations > 0;

@@ -30,6 +30,13 @@ double cause_window_ms(const Options& o) {
   return c.suspect_ms + o.max_tabs * c.rank_stagger_ms + c.steal_grace_ms + c.heartbeat_ms;
 }
 
+// Broadcast-only's takeover bound after a leader's crash (see World::watch_takeover), the
+// one awaforge documents as takeoverMs + heartbeatMs.
+double takeover_bound_ms() {
+  const Config& c = timings();
+  return c.suspect_ms + c.heartbeat_ms;
+}
+
 std::string format(const char* fmt, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, fmt, v);
@@ -237,6 +244,7 @@ void World::process(Scheduled& s) {
       break;
     }
     case Kind::release_crashed: lock_drop_all(s.tab); break;
+    case Kind::takeover_due: break;
     case Kind::fault:
       if (!faults_on_) break;
       random_fault();
@@ -278,6 +286,7 @@ int World::find_tab(const std::string& name) const {
 }
 
 int World::open_tab(const TabSpec& spec) {
+  disturb();
   auto t = std::make_unique<Tab>();
   t->index = static_cast<int>(tabs_.size());
   t->instance = next_instance_++;
@@ -308,6 +317,7 @@ int World::open_tab(const TabSpec& spec) {
 }
 
 void World::join(int tab, const std::string& resource, const Policy& policy) {
+  disturb();
   if (std::find(resources_.begin(), resources_.end(), resource) == resources_.end()) resources_.push_back(resource);
   Event e;
   e.kind = EventKind::join;
@@ -317,6 +327,7 @@ void World::join(int tab, const std::string& resource, const Policy& policy) {
 }
 
 void World::leave(int tab, const std::string& resource) {
+  disturb();
   Event e;
   e.kind = EventKind::leave;
   e.resource = resource;
@@ -458,7 +469,10 @@ void World::allocate_epoch(Tab& t, const Effect& fx) {
               res + ", but no epoch above " + std::to_string(issued) + " was ever used (a frame moved the floor)");
   }
   double fault = store_fault();
-  if (fault < 1) ++report_.store_faults;
+  if (fault < 1) {
+    ++report_.store_faults;
+    disturb();
+  }
   if (storage_ != StorageMode::works || fault < 1) t.store_failed_ms = clock_ms_;
   if (storage_ == StorageMode::hung || fault < 0.25) return;  // the transaction never completes
   Event e;
@@ -688,6 +702,7 @@ void World::hostile_frame() {
 }
 
 void World::send_forged(const std::vector<uint8_t>& bytes) {
+  disturb();
   if (trace_) {
     wire::Frame f;
     bool decoded = wire::decode(bytes.data(), bytes.size(), f) == wire::DecodeError::ok;
@@ -810,9 +825,15 @@ void World::broadcast(Tab& from, const std::vector<uint8_t>& bytes) {
   }
 }
 
-void World::hold(const std::string& from, const std::string& to) { holds_.push_back(HoldRule{from, to}); }
+void World::hold(const std::string& from, const std::string& to) {
+  disturb();
+  holds_.push_back(HoldRule{from, to});
+}
 
-void World::unhold() { holds_.clear(); }
+void World::unhold() {
+  disturb();
+  holds_.clear();
+}
 
 void World::record_frames(const std::string& from) {
   recorded_tab_ = from;
@@ -820,6 +841,7 @@ void World::record_frames(const std::string& from) {
 }
 
 size_t World::deliver(const std::string& from, const std::string& to) {
+  disturb();
   size_t n = 0;
   std::vector<Held> keep;
   for (Held& h : held_) {
@@ -842,6 +864,7 @@ size_t World::deliver(const std::string& from, const std::string& to) {
 }
 
 size_t World::drop(const std::string& from, const std::string& to) {
+  disturb();
   size_t before = held_.size();
   auto match = [&](const Held& h) {
     return (from.empty() || tabs_[h.from]->id == from) && (to.empty() || tabs_[h.to]->id == to);
@@ -851,6 +874,7 @@ size_t World::drop(const std::string& from, const std::string& to) {
 }
 
 void World::inject(int tab, std::vector<uint8_t> bytes) {
+  disturb();
   Scheduled s{};
   s.at = clock_ms_;
   s.kind = Kind::deliver;
@@ -962,6 +986,7 @@ void World::random_fault() {
 // The browser frees a crashed tab's locks about 60 ms later.
 void World::crash(int tab) {
   Tab& t = *tabs_[tab];
+  watch_takeover(t);
   t.state = TabState::crashed;
   if (trace_) trace_tab(t, "crashes");
   Scheduled s{};
@@ -992,6 +1017,7 @@ void World::abort_leases(Tab& t) {
 }
 
 void World::close(int tab) {
+  disturb();
   Tab& t = *tabs_[tab];
   Event e;
   e.kind = EventKind::lifecycle;
@@ -1005,6 +1031,7 @@ void World::close(int tab) {
 }
 
 void World::set_visible(int tab, bool visible) {
+  disturb();
   Tab& t = *tabs_[tab];
   if (visible && !t.visible) t.shown_ms = clock_ms_;
   t.visible = visible;
@@ -1015,12 +1042,14 @@ void World::set_visible(int tab, bool visible) {
 }
 
 void World::send(int tab, Event e) {
+  disturb();
   Tab& t = *tabs_[tab];
   if (e.kind == EventKind::offline || e.kind == EventKind::online) t.online = e.kind == EventKind::online;
   deliver(t, e);
 }
 
 void World::jump_clock(double delta_ms) {
+  disturb();
   clock_offset_ms_ += delta_ms;
   jumped_ms_ = clock_ms_;
   for (auto& t : tabs_) t->sightings.clear();
@@ -1030,6 +1059,7 @@ void World::jump_clock(double delta_ms) {
 // A tab that announces its freeze (the `freeze` event ran) steps down first; a silent
 // freeze (hung or throttled to a stop) keeps its authority until it is taken.
 void World::freeze(int tab, bool announce) {
+  disturb();
   Tab& t = *tabs_[tab];
   if (announce) {
     Event e;
@@ -1055,6 +1085,7 @@ void World::free_store() {
 }
 
 void World::thaw(int tab) {
+  disturb();
   Tab& t = *tabs_[tab];
   t.state = TabState::running;
   t.thawed_ms = clock_ms_;
@@ -1242,6 +1273,7 @@ void World::check(double now) {
         stale_since_.erase(key);
       }
     }
+    check_takeover(res, has_leader, now);
     if (faults_ended_) {
       if (has_leader) {
         auto it = leaderless_since_.find(res);
@@ -1268,6 +1300,45 @@ void World::check(double now) {
                 std::to_string(now - std::max(t->timer_seen_ms, t->thawed_ms)) + " ms");
     }
   }
+}
+
+// Broadcast-only's takeover bound, the one awaforge documents (takeoverMs + heartbeatMs):
+// the crash of a leader that held its resource is followed by a new leader within the suspect
+// timeout and a heartbeat, while a running tab is eligible, however the other tabs ranked
+// before it died meanwhile (a candidate right after announcing itself, see
+// BroadcastOnly::campaign). The watch ends when anything else happens in the world (a
+// freeze, a hostile frame, a store fault...): those may delay a takeover longer.
+void World::watch_takeover(const Tab& crashed) {
+  if (opt_.authority != Authority::broadcast || crashed.state != TabState::running) return;
+  bool watched = false;
+  for (const auto& res : resources_) {
+    if (crashed.node->view(res).role != Role::leader || !holds_authority(crashed, res)) continue;
+    takeover_watch_[res] = TakeoverWatch{clock_ms_, disturbances_};
+    watched = true;
+  }
+  if (!watched) return;
+  // The checks run at the deadline, even when nothing else happens then.
+  Scheduled due{};
+  due.at = clock_ms_ + takeover_bound_ms();
+  due.kind = Kind::takeover_due;
+  schedule(due);
+}
+
+void World::check_takeover(const std::string& res, bool has_leader, double now) {
+  auto it = takeover_watch_.find(res);
+  if (it == takeover_watch_.end()) return;
+  if (has_leader || it->second.disturbances != disturbances_) {
+    if (has_leader && it->second.disturbances == disturbances_) ++report_.takeovers_checked;
+    takeover_watch_.erase(it);
+    return;
+  }
+  double waited = now - it->second.crashed_ms;
+  if (waited < takeover_bound_ms()) return;
+  bool eligible = std::any_of(tabs_.begin(), tabs_.end(), [&res](const std::unique_ptr<Tab>& t) {
+    return t->state == TabState::running && t->node->view(res).eligible;
+  });
+  takeover_watch_.erase(it);
+  if (eligible) violation("takeover bound: no leader of " + res + format(" %.1f ms after its leader crashed", waited));
 }
 
 // A lease leader acts on its term until the time its view gives (the glue refuses after

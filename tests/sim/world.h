@@ -82,6 +82,7 @@ struct Report {
   uint64_t hostile_frames = 0;
   uint64_t store_faults = 0;
   uint64_t degraded_terms = 0;
+  uint64_t takeovers_checked = 0;                 // crashed leaders replaced within the bound (see watch_takeover)
 };
 
 class World {
@@ -114,10 +115,19 @@ class World {
   void send(int tab, Event e);                      // online, offline, abdicate, ...
   void inject(int tab, std::vector<uint8_t> bytes);  // a frame from a hostile sender
   void jump_clock(double delta_ms);
-  void set_storage(StorageMode mode) { storage_ = mode; }
+  void set_storage(StorageMode mode) {
+    disturb();
+    storage_ = mode;
+  }
   // How long the epoch counter takes to answer (a busy browser's IndexedDB).
-  void set_storage_delay(double ms) { epoch_delay_ms_ = ms; }
-  void set_network_faults(bool on) { faults_on_ = on; }
+  void set_storage_delay(double ms) {
+    disturb();
+    epoch_delay_ms_ = ms;
+  }
+  void set_network_faults(bool on) {
+    disturb();
+    faults_on_ = on;
+  }
   void end_faults();
   // Runs every step due at or before `until_ms` (simulated time since the start).
   void run_until(double until_ms);
@@ -198,7 +208,8 @@ class World {
     std::map<std::string, std::map<uint64_t, bool>> answers;
   };
 
-  enum class Kind : uint8_t { timer, deliver, callback, lease_txn, release_crashed, fault, end_faults, hostile };
+  // takeover_due: nothing happens, but the checks run (see watch_takeover).
+  enum class Kind : uint8_t { timer, deliver, callback, lease_txn, release_crashed, fault, end_faults, hostile, takeover_due };
 
   struct Scheduled {
     double at;
@@ -299,6 +310,11 @@ class World {
 
   // Checks.
   void check(double now);
+  // Broadcast-only's takeover bound (see check_takeover): a crashed leader is watched from
+  // its crash while nothing else happens in the world but more crashes.
+  void watch_takeover(const Tab& crashed);
+  void check_takeover(const std::string& res, bool has_leader, double now);
+  void disturb() { ++disturbances_; }
   bool holds_authority(const Tab& t, const std::string& res) const;
   void check_lease_term(const Tab& t, const std::string& res);
   // The term's view says it may act now, by both clocks (as the glue's state() asks).
@@ -345,6 +361,14 @@ class World {
   std::map<std::string, uint64_t> terms_won_;
   std::map<std::string, double> leaderless_since_;
   std::map<std::pair<int, std::string>, double> stale_since_;
+  // Per resource, when its broadcast-only leader crashed, and the count of other world
+  // events then (a watch ends when another one happens, see check_takeover).
+  struct TakeoverWatch {
+    double crashed_ms = 0;
+    uint64_t disturbances = 0;
+  };
+  std::map<std::string, TakeoverWatch> takeover_watch_;
+  uint64_t disturbances_ = 0;  // every world event but a crash: faults, hostile frames, holds
   std::vector<bool> leading_;  // per tab, during check(): leads some resource and runs
   Report report_;
 };

@@ -148,7 +148,7 @@ void Node::run_due(double now, bool timer, Effects& out) {
     send_heartbeat(now, out);
   } else if (now >= presence_due_ms_) {
     send(frame(wire::Kind::presence), out);
-    presence_due_ms_ = now + refresh_ms();
+    presence_due_ms_ = now + presence_every_ms();
   }
 }
 

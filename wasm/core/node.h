@@ -45,6 +45,8 @@ struct Mutations {
   bool trust_claims = false;           // a claim deposes the authority's holder and moves the floor
   bool lease_term_to_expiry = false;   // a lease term outlives the record's takeover time
   bool trust_versions = false;         // any tab's newer app version vetoes, unbounded (the 93 s gap)
+  bool claimant_waits_suspect = false; // broadcast-only: a candidacy holds the others back a whole
+                                       // suspect timeout, however silent (the 2.3 s crash takeover)
 };
 
 struct Config {
@@ -327,6 +329,18 @@ class Node {
   // True while a claimant other than this tab has its time to claim and should win over
   // this tab: the last leader named it, or it ranks before this tab.
   bool claimant_preferred(const Resource& r, double now) const;
+  // Broadcast-only: until when the others wait for the claimant's claim
+  // (authority_broadcast.cc).
+  double claimant_due_ms(const Resource& r) const;
+  // Broadcast-only: the claimant's time ran out and it showed no progress for the claim
+  // window: it died or froze, and holds no rank position either.
+  bool claimant_gone(const Resource& r, double now) const;
+  double claimant_progress_ms(const Resource& r) const;
+  // Broadcast-only: a candidate that showed no progress for this long counts as gone; it
+  // shows progress twice within it while it waits for its epoch (presence_every_ms).
+  double claim_window_ms() const { return config_.heartbeat_ms / 4; }
+  // Broadcast-only: this tab announced its candidacy and waits for its epoch.
+  bool claiming() const;
   void on_goodbye(const wire::Frame& f, double now, Effects& out);
   // Lease: a goodbye in this tab's own name, forged or replayed, names a successor that
   // may take this tab's record over: the term is in doubt until a renewal re-asserts it.
@@ -371,8 +385,9 @@ class Node {
   Version newest_app_version(const Resource& r, double now) const;
   bool self_eligible(const Resource& r, double now) const;
   Reason why_not_eligible(const Resource& r, double now) const;
-  // Position of this tab among eligible candidates (excluding `except`); -1 if not eligible.
-  int rank_position(const Resource& r, double now, std::string_view except) const;
+  // Position of this tab among eligible candidates (excluding `except` and `also_except`);
+  // -1 if not eligible.
+  int rank_position(const Resource& r, double now, std::string_view except, std::string_view also_except = {}) const;
   TabId best_successor(const Resource& r, double now) const;
   bool leader_silent(const Resource& r, double now, double limit) const;
   // When the known leader last made progress, as this tab may count it (see ranking.cc).
@@ -427,6 +442,7 @@ class Node {
   // Rate-limited, since one hostile sender could otherwise make every frame an echo.
   void answer(double now, Effects& out);
   double refresh_ms() const;
+  double presence_every_ms() const;
   bool leads_anything() const;
   // Reads the event's clocks: the offset between them (which a wall clock jump moves) and
   // whether the wall clock went back.

@@ -41,13 +41,20 @@ void Node::send_heartbeat(double now, Effects& out) {
   presence_due_ms_ = now + refresh_ms();
 }
 
-// Leaders show progress every heartbeat. Followers refresh their presence less often
+// Leaders show progress every heartbeat, and so promise broadcast-only candidates (which
+// send more often, see presence_every_ms). Followers refresh their presence less often
 // the more tabs there are, so the channel's total traffic grows linearly with tabs.
 double Node::refresh_ms() const {
-  if (leads_anything()) return config_.heartbeat_ms;
+  if (leads_anything() || claiming()) return config_.heartbeat_ms;
   double tabs = static_cast<double>(presence_.size() + 1);
   return config_.heartbeat_ms * std::min(kMaxRefreshHeartbeats, tabs);
 }
+
+// A broadcast-only candidate repeats its claim twice per claim window, so that the others
+// wait for it while it lives and not much longer (Node::claimant_due_ms). It promises no
+// such interval: the others' table would drop it soon after a late frame of it, and take
+// it for a new tab when it speaks again (a newer app version's veto would start over).
+double Node::presence_every_ms() const { return claiming() ? claim_window_ms() / 2 : refresh_ms(); }
 
 bool Node::leads_anything() const {
   return std::any_of(resources_.begin(), resources_.end(),

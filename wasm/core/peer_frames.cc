@@ -54,12 +54,12 @@ void Node::on_claim(const wire::Frame& f, const wire::Claim& c, double now, Effe
 }
 
 // The first claimant heard of keeps its place until it claims, gives up, or its time runs
-// out (BroadcastOnly::campaign). Hearing it again does not extend its time, also after it
-// ran out, so that one sender's stream of announcements delays a takeover by one suspect
-// timeout; only another id starts another wait.
+// out (claimant_due_ms). Its progress extends its time up to one suspect timeout after it
+// was first heard, never further, also after it ran out, so that one sender's stream of
+// announcements delays a takeover by one suspect timeout; only another id starts another wait.
 void Node::note_claimant(Resource& r, std::string_view id, bool named, double now) {
   if (r.claimant != id) {
-    bool expired = now >= r.claimant_since_ms + config_.suspect_ms;
+    bool expired = now >= claimant_due_ms(r);
     if (!r.claimant.empty() && !expired) return;
     r.claimant = id;
     r.claimant_since_ms = now;
@@ -72,7 +72,7 @@ void Node::note_claimant(Resource& r, std::string_view id, bool named, double no
 }
 
 bool Node::claimant_preferred(const Resource& r, double now) const {
-  if (r.claimant.empty() || now >= r.claimant_since_ms + config_.suspect_ms) return false;
+  if (r.claimant.empty() || now >= claimant_due_ms(r)) return false;
   if (r.claimant_named) return true;
   const Candidate* rival = presence_.find(r.claimant);
   return rival && ranks_before(view_of(*rival, now), self_view(), r.name, wall_ms(now));

@@ -49,13 +49,13 @@ Reason Node::why_not_eligible(const Resource& r, double now) const {
   return Reason::not_eligible;
 }
 
-int Node::rank_position(const Resource& r, double now, std::string_view except) const {
+int Node::rank_position(const Resource& r, double now, std::string_view except, std::string_view also_except) const {
   Version newest = newest_app_version(r, now);
   CandidateView self = self_view();
   if (!is_eligible(self, r.policy, r.name, newest)) return -1;
   int pos = 0;
   for (const auto& [id, c] : presence_.all()) {
-    if (id == except) continue;
+    if (id == except || (!also_except.empty() && id == also_except)) continue;
     CandidateView v = view_of(c, now);
     if (is_eligible(v, r.policy, r.name, newest) && ranks_before(v, self, r.name, wall_ms(now))) ++pos;
   }

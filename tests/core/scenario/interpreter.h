@@ -21,6 +21,9 @@ class Interpreter {
   // The command's output, "ok" if it printed nothing, or "error: ..." for a command
   // that cannot run (and then error() is true).
   std::string run(const std::string& line);
+  // A deliberate bug in every tab's core (before the first command), to show that the
+  // world's checks catch it.
+  void set_mutations(const Mutations& m) { options_.mutations = m; }
 
   bool error() const { return error_; }
   // Invariant violations are failures, except where the scenario built in a deliberate

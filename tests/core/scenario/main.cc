@@ -3,6 +3,10 @@
 //   baton_scenarios FILE...             fails on the first difference, printing both
 //   baton_scenarios --rewrite FILE...   writes the actual outputs into the files
 //   BATON_REWRITE=1 ctest -R scenario   the same through ctest
+//   baton_scenarios --mutation NAME --expect TEXT FILE
+//                                       runs FILE with a deliberate bug in the core (a flag
+//                                       of baton::Mutations) and passes only when the world
+//                                       reports a violation containing TEXT
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,8 +32,30 @@ bool read(const std::string& path, std::string& text) {
   return true;
 }
 
+bool set_mutation(const std::string& name, baton::Mutations& m) {
+  if (name == "claimant-waits-suspect") m.claimant_waits_suspect = true;
+  else return false;
+  return true;
+}
+
+// Runs the file's commands with a deliberate bug, without comparing their outputs: true if
+// the world reported a violation containing `expect`.
+bool catches(const std::string& path, const Script& script, const baton::Mutations& m, const std::string& expect) {
+  Interpreter interpreter;
+  interpreter.set_mutations(m);
+  for (const auto& step : script.steps) {
+    interpreter.run(step.command);
+    if (interpreter.violated()) break;
+  }
+  bool caught = interpreter.violated() && interpreter.violations().front().find(expect) != std::string::npos;
+  std::fprintf(caught ? stdout : stderr, "%s: %s\n", path.c_str(),
+               caught ? ("the deliberate bug was caught: " + interpreter.violations().front()).c_str()
+                      : "the deliberate bug went UNNOTICED");
+  return caught;
+}
+
 // Returns true if the file passed (or was rewritten).
-bool run_file(const std::string& path, bool rewrite) {
+bool run_file(const std::string& path, bool rewrite, const baton::Mutations* mutation, const std::string& expect) {
   std::string text, error;
   Script script;
   if (!read(path, text)) {
@@ -40,6 +66,7 @@ bool run_file(const std::string& path, bool rewrite) {
     std::fprintf(stderr, "%s: %s\n", path.c_str(), error.c_str());
     return false;
   }
+  if (mutation) return catches(path, script, *mutation, expect);
   Interpreter interpreter;
   std::vector<std::string> outputs;
   bool ok = true;
@@ -76,16 +103,30 @@ int main(int argc, char** argv) {
   const char* env = std::getenv("BATON_REWRITE");
   bool rewrite = env && *env && std::strcmp(env, "0") != 0;
   std::vector<std::string> files;
+  baton::Mutations mutations;
+  bool mutated = false;
+  std::string expect;
+  bool usage = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--rewrite")) rewrite = true;
-    else files.push_back(argv[i]);
+    else if (!std::strcmp(argv[i], "--mutation") && i + 1 < argc) {
+      mutated = true;
+      if (!set_mutation(argv[++i], mutations)) usage = true;
+    } else if (!std::strcmp(argv[i], "--expect") && i + 1 < argc) {
+      expect = argv[++i];
+    } else {
+      files.push_back(argv[i]);
+    }
   }
-  if (files.empty()) {
-    std::fprintf(stderr, "usage: baton_scenarios [--rewrite] FILE...\n");
+  // --mutation and --expect go together, and a mutated run rewrites nothing.
+  if (mutated ? expect.empty() || rewrite : !expect.empty()) usage = true;
+  if (files.empty() || usage) {
+    std::fprintf(stderr, "usage: baton_scenarios [--rewrite] FILE...\n"
+                         "       baton_scenarios --mutation claimant-waits-suspect --expect TEXT FILE...\n");
     return 2;
   }
   int failed = 0;
-  for (const auto& f : files) failed += run_file(f, rewrite) ? 0 : 1;
+  for (const auto& f : files) failed += run_file(f, rewrite, mutated ? &mutations : nullptr, expect) ? 0 : 1;
   std::printf("%zu passed, %d failed\n", files.size() - failed, failed);
   return failed ? 1 : 0;
 }
