@@ -49,6 +49,14 @@ export const ENTRIES = {
   lease: path.join(src, 'lease.js'),
 };
 
+/**
+ * Private properties end in `_` (`this.runtime_`): the build renames them to short names.
+ * Only a field of a class instance that never leaves the package may: not an option, not a
+ * field of a public object, of a record crossing tabs or of one kept in storage (those keep
+ * their names across versions). tests/node/private-properties.test.js checks the rule.
+ */
+const PRIVATE_PROPERTY = /_$/;
+
 const common = {
   bundle: true,
   // A dependency, imported on first use: the app's bundler (or Node) resolves it, so the app
@@ -57,6 +65,7 @@ const common = {
   platform: 'neutral',
   target: 'es2020',
   minify: true,
+  mangleProps: PRIVATE_PROPERTY,
   legalComments: 'none',
   logLevel: 'warning',
 };

@@ -204,7 +204,7 @@ class Baton {
     /** What refused this context for good, and how: 'web-locks' or 'lease' (IndexedDB) -> error. */
     this.refused = new Map();
     /** The first authority this Baton chose that refused it (given up, or kept when explicit). */
-    this.refusal = null;
+    this.refusal_ = null;
     this.names = names;
     this.counters = {
       droppedNotBinary: 0,
@@ -229,24 +229,24 @@ class Baton {
     this.entries = new Map();
     this.generation = 1;
     this.disposed = false;
-    this.suspended = false;
-    this.history = [];
+    this.suspended_ = false;
+    this.history_ = [];
     this.hooks = null;
     /** @type {Array<() => void>} app callbacks not yet run (see `later`) */
     this.callbacks = [];
-    this.callbacksScheduled = false;
+    this.callbacksScheduled_ = false;
     /** @type {{runtime: Runtime, timer: any} | null} a runtime suspend() left to retire */
     this.retiring = null;
     this.storage = this.openStorage();
-    this.lifecycleState = 'active';
+    this.lifecycleState_ = 'active';
     this.watch = watchLifecycle(env, {
       lifecycle: (state) => this.onLifecycle(state),
-      network: (online) => this.runtime.network(online),
+      network: (online) => this.runtime_.network(online),
       pagehide: () => this.suspend(),
       pageshow: () => this.restore(),
     });
-    this.lifecycleState = this.watch.visibility();
-    this.runtime = this.startRuntime();
+    this.lifecycleState_ = this.watch.visibility();
+    this.runtime_ = this.startRuntime();
   }
 
   /** The database, the epoch counter and their health, shared by every generation. */
@@ -285,8 +285,8 @@ class Baton {
    * reports.)
    */
   locksAnswered() {
-    if (this.refusal?.authority !== 'web-locks') return;
-    this.refusal = null;
+    if (this.refusal_?.authority !== 'web-locks') return;
+    this.refusal_ = null;
     this.refused.delete('web-locks');
   }
 
@@ -296,23 +296,23 @@ class Baton {
    * authority is kept, and the Baton stays degraded saying why.
    */
   authorityRefused(authority, error) {
-    this.refusal ??= { authority, error };
+    this.refusal_ ??= { authority, error };
     if (this.requested !== 'auto') return;
     this.authority = fallbackAuthority(this.env, authority, error, this.leaseFallback && !this.refused.has('lease'));
     this.counters.authorityFallbacks += 1;
-    if (this.suspended) return; // pageshow starts the next generation with it
+    if (this.suspended_) return; // pageshow starts the next generation with it
     this.retireRuntime();
     this.generation += 1;
-    this.runtime = this.startRuntime();
+    this.runtime_ = this.startRuntime();
   }
 
   /** Why this authority (`support().reason`), with what refused this context since. */
   reasonNow() {
-    if (!this.refusal) return this.reason;
+    if (!this.refusal_) return this.reason;
     const refused = refusedWords(this.refused);
     if (this.requested !== 'auto') {
       // An explicit lease still ends in broadcast only after three failures (the core's fallback).
-      const mode = this.runtime.authority();
+      const mode = this.runtime_.authority();
       return `${this.reason}; ${refused}: kept${mode === this.authority ? ', so this tab cannot lead by it' : `, running ${mode}`}`;
     }
     return `${refused}: ${this.authority === 'lease' ? 'an IndexedDB lease' : 'broadcast only'}${aloneNote(this.env, this.authority)}`;
@@ -320,8 +320,8 @@ class Baton {
 
   /** Why epochs may repeat now or the authority chosen failed, or null. */
   degradedReason() {
-    if (this.refusal) return refusalReason(this.refusal.authority, this.refusal.error);
-    if (this.runtime.authority() !== this.authority) return `${this.authority}-fallback`;
+    if (this.refusal_) return refusalReason(this.refusal_.authority, this.refusal_.error);
+    if (this.runtime_.authority() !== this.authority) return `${this.authority}-fallback`;
     const { health } = this.storage;
     if (health.failure) return health.failure;
     for (const entry of this.entries.values()) {
@@ -341,9 +341,9 @@ class Baton {
       storage: this.storage,
       counters: this.counters,
       notify: (effect) => this.entries.get(effect.resource)?.onEffect(effect),
-      locksRefused: (error) => runtime === this.runtime && this.refuse('web-locks', error),
-      locksAnswered: () => runtime === this.runtime && this.locksAnswered(),
-      lifecycle: this.lifecycleState,
+      locksRefused: (error) => runtime === this.runtime_ && this.refuse('web-locks', error),
+      locksAnswered: () => runtime === this.runtime_ && this.locksAnswered(),
+      lifecycle: this.lifecycleState_,
       online: this.watch.online(),
     });
     for (const entry of this.entries.values()) runtime.join(entry.resource, entry.policy);
@@ -351,8 +351,8 @@ class Baton {
   }
 
   onLifecycle(state) {
-    this.lifecycleState = state;
-    if (!this.suspended) this.runtime.lifecycle(state);
+    this.lifecycleState_ = state;
+    if (!this.suspended_) this.runtime_.lifecycle(state);
   }
 
   /**
@@ -364,10 +364,10 @@ class Baton {
    * or when its log is asked for.
    */
   suspend() {
-    if (this.disposed || this.suspended) return;
-    this.suspended = true;
-    this.runtime.leave();
-    const runtime = this.runtime;
+    if (this.disposed || this.suspended_) return;
+    this.suspended_ = true;
+    this.runtime_.leave();
+    const runtime = this.runtime_;
     const timer = this.env.setTimeout(() => this.finishRetiring(), 0);
     this.retiring = { runtime, timer };
   }
@@ -383,19 +383,19 @@ class Baton {
 
   /** `pageshow` from the bfcache: a new generation re-joins every resource. */
   restore() {
-    if (this.disposed || !this.suspended) return;
+    if (this.disposed || !this.suspended_) return;
     this.finishRetiring();
-    this.suspended = false;
+    this.suspended_ = false;
     this.generation += 1;
     this.counters.restores += 1;
-    this.lifecycleState = this.watch.visibility();
-    this.runtime = this.startRuntime();
+    this.lifecycleState_ = this.watch.visibility();
+    this.runtime_ = this.startRuntime();
   }
 
-  retireRuntime(old = this.runtime) {
+  retireRuntime(old = this.runtime_) {
     old.dispose();
-    this.history.push(...old.log().map((t) => ({ ...t, generation: old.generation })));
-    if (this.history.length > DEFAULT_LOG_CAPACITY) this.history.splice(0, this.history.length - DEFAULT_LOG_CAPACITY);
+    this.history_.push(...old.log().map((t) => ({ ...t, generation: old.generation })));
+    if (this.history_.length > DEFAULT_LOG_CAPACITY) this.history_.splice(0, this.history_.length - DEFAULT_LOG_CAPACITY);
   }
 
   lead(resource, options) {
@@ -413,7 +413,7 @@ class Baton {
     if (this.entries.size >= LIMITS.claims) throw new Error(`${where}: at most ${LIMITS.claims} resources per Baton`);
     const entry = new Entry(this, resource, policy, run);
     this.entries.set(resource, entry);
-    if (!this.suspended) this.runtime.join(resource, policy);
+    if (!this.suspended_) this.runtime_.join(resource, policy);
     handles.set(entry.handle, entry);
     if (serve || accept) {
       entry.talkOptions = { serve, accept };
@@ -427,7 +427,7 @@ class Baton {
   /** Changes the eligibility policy of a resource already led (re-joins with it). */
   setPolicy(entry, policy) {
     entry.policy = policy;
-    if (!this.suspended && !this.disposed && !entry.released) this.runtime.join(entry.resource, policy);
+    if (!this.suspended_ && !this.disposed && !entry.released) this.runtime_.join(entry.resource, policy);
   }
 
   /**
@@ -438,7 +438,7 @@ class Baton {
     if (entry.released) return;
     entry.released = true;
     if (this.entries.get(entry.resource) === entry) this.entries.delete(entry.resource);
-    if (!this.disposed && !this.suspended) this.runtime.resourceEvent('leave', entry.resource);
+    if (!this.disposed && !this.suspended_) this.runtime_.resourceEvent('leave', entry.resource);
     entry.finish('released');
   }
 
@@ -448,11 +448,11 @@ class Baton {
   }
 
   presence() {
-    return this.disposed || this.suspended ? [] : this.runtime.presence();
+    return this.disposed || this.suspended_ ? [] : this.runtime_.presence();
   }
 
   metrics() {
-    const runtime = this.runtime;
+    const runtime = this.runtime_;
     return {
       ...runtime.metrics(),
       mode: runtime.authority(),
@@ -467,8 +467,8 @@ class Baton {
 
   log() {
     this.finishRetiring();
-    const current = this.runtime.log().map((t) => ({ ...t, generation: this.runtime.generation }));
-    return this.suspended || this.disposed ? [...this.history] : [...this.history, ...current];
+    const current = this.runtime_.log().map((t) => ({ ...t, generation: this.runtime_.generation }));
+    return this.suspended_ || this.disposed ? [...this.history_] : [...this.history_, ...current];
   }
 
   support() {
@@ -479,7 +479,7 @@ class Baton {
       indexedDB: available.indexedDB && !this.refused.has('lease'),
       authority: this.authority,
       reason: this.reasonNow(),
-      mode: this.runtime.authority(),
+      mode: this.runtime_.authority(),
       degraded: this.degradedReason() !== null,
       degradedReason: this.degradedReason(),
       core: coreStatus(),
@@ -498,10 +498,10 @@ class Baton {
     for (const entry of ending) entry.released = true;
     this.watch.stop();
     this.hooks?.remove();
-    if (this.suspended) this.finishRetiring();
+    if (this.suspended_) this.finishRetiring();
     else this.retireRuntime();
     const { database } = this.storage;
-    if (database) this.runtime.retired.then(() => database.close());
+    if (database) this.runtime_.retired.then(() => database.close());
     for (const entry of ending) entry.finish('dispose');
     for (const talk of this.talks?.values() ?? []) talk.close();
   }
@@ -509,10 +509,10 @@ class Baton {
   /** Queues app code to run in a microtask, after the browser handler that caused it. */
   later(callback) {
     this.callbacks.push(callback);
-    if (this.callbacksScheduled) return;
-    this.callbacksScheduled = true;
+    if (this.callbacksScheduled_) return;
+    this.callbacksScheduled_ = true;
     queueMicrotask(() => {
-      this.callbacksScheduled = false;
+      this.callbacksScheduled_ = false;
       this.runCallbacks();
     });
   }
@@ -560,7 +560,7 @@ class Entry {
     /** @type {{resource: string, owner: string, epoch: number} | null} */
     this.token = null;
     /** @type {AbortController | null} */
-    this.controller = null;
+    this.controller_ = null;
     this.listeners = new Set();
     this.handle = this.makeHandle();
   }
@@ -572,7 +572,7 @@ class Entry {
       token: () => (this.state() === 'leader' ? this.token : null),
       leader: () => this.leaderInfo(),
       abdicate: () => {
-        if (!this.released && !this.baton.suspended) this.baton.runtime.resourceEvent('abdicate', this.resource);
+        if (!this.released && !this.baton.suspended_) this.baton.runtime_.resourceEvent('abdicate', this.resource);
       },
       onChange: (fn) => {
         if (typeof fn !== 'function') throw new TypeError('onChange: "fn" must be a function');
@@ -590,7 +590,7 @@ class Entry {
   /** @returns {'follower'|'candidate'|'leader'|'stepping-down'|'released'} */
   state() {
     if (this.released) return 'released';
-    const view = this.baton.runtime.view(this.resource);
+    const view = this.baton.runtime_.view(this.resource);
     const role = view?.role ?? 'follower';
     // Between the core's step and the delivery of its `elected` notice the term has no
     // token yet: report it as still acquiring, so that state() and token() always agree.
@@ -604,7 +604,7 @@ class Entry {
   }
 
   leaderInfo() {
-    const view = this.released ? null : this.baton.runtime.view(this.resource);
+    const view = this.released ? null : this.baton.runtime_.view(this.resource);
     if (!view || !view.leader) return null;
     return { id: view.leader, epoch: view.leaderEpoch, since: view.leaderSince, isMe: view.leader === this.baton.config.id };
   }
@@ -615,7 +615,7 @@ class Entry {
     if (effect.kind === 'elected') {
       this.endTerm(effect.reason); // defensive: a term never starts inside another
       this.token = Object.freeze({ resource: this.resource, owner: this.baton.config.id, epoch: effect.epoch });
-      this.controller = new AbortController();
+      this.controller_ = new AbortController();
       this.queueChange('elected', this.token, effect.reason);
       this.queueWork();
     } else if (effect.kind === 'deposed') {
@@ -630,7 +630,8 @@ class Entry {
   /** Queues the app's leader work for this term; its failure is reported, it does not end the term. */
   queueWork() {
     if (!this.run) return;
-    const { token, controller } = this;
+    const { token } = this;
+    const controller = this.controller_;
     this.baton.later(() => {
       if (controller.signal.aborted) return; // the term ended before its work could start
       try {
@@ -650,9 +651,9 @@ class Entry {
   endTerm(reason, { now = false } = {}) {
     const ended = this.token;
     this.token = null;
-    if (this.controller) {
-      const controller = this.controller;
-      this.controller = null;
+    if (this.controller_) {
+      const controller = this.controller_;
+      this.controller_ = null;
       // The error is made when the signal aborts: capturing its stack is work a pagehide
       // or a lock grant does not need to wait for.
       const abort = () => controller.abort(deposed(this.resource, ended ? ended.epoch : 0, reason));
@@ -705,7 +706,7 @@ class Entry {
   termDegraded() {
     const { token } = this;
     if (!token) return null;
-    const view = this.baton.runtime.view(this.resource);
+    const view = this.baton.runtime_.view(this.resource);
     if (view && view.degraded !== 'none' && view.epoch === token.epoch) return view.degraded;
     return this.baton.storage.health.isDurable(this.resource, token.epoch) ? null : 'epoch-not-durable';
   }
@@ -715,7 +716,7 @@ class Entry {
     // Rejects rather than throws, like every refusal of this promise-returning call.
     if (typeof fn !== 'function') return Promise.reject(new TypeError('fenced: "fn" must be a function'));
     const token = this.state() === 'leader' ? this.token : null;
-    const runtime = this.baton.runtime;
+    const runtime = this.baton.runtime_;
     if (!token) return Promise.reject(staleOwner(this.resource, null, runtime.fenceHighest(this.resource)));
     if (!runtime.fenceAdmit(this.resource, token.epoch)) {
       return Promise.reject(staleOwner(this.resource, token.epoch, runtime.fenceHighest(this.resource)));
@@ -723,7 +724,7 @@ class Entry {
     // An epoch that may repeat an earlier term's: no effect runs under it.
     const why = this.termDegraded();
     if (why) return Promise.reject(new EpochNotDurableError(this.resource, token.epoch, this.baton.storage.health.failure ?? why));
-    const { signal } = this.controller;
+    const { signal } = this.controller_;
     return new Promise((resolve) => resolve(fn(token, signal)));
   }
 }

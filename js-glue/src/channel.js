@@ -33,7 +33,7 @@ export class Channel {
     this.channel = new BroadcastChannel(name);
     // Node: an open channel keeps the process alive; Baton's never should.
     if (typeof this.channel.unref === 'function') this.channel.unref();
-    this.onMessage = (event) => {
+    this.onMessage_ = (event) => {
       const data = event.data;
       if (!isBytes(data)) {
         counters.droppedNotBinary += 1;
@@ -41,7 +41,7 @@ export class Channel {
       }
       onFrame(data.byteLength > MAX_COPY_BYTES ? data.subarray(0, MAX_COPY_BYTES) : data);
     };
-    this.channel.addEventListener('message', this.onMessage);
+    this.channel.addEventListener('message', this.onMessage_);
   }
 
   /** Posts one frame; a closed or broken channel is counted, never thrown. */
@@ -56,7 +56,7 @@ export class Channel {
   /** Stops listening and closes the channel. Frames already posted are still delivered. */
   close() {
     if (!this.channel) return;
-    this.channel.removeEventListener('message', this.onMessage);
+    this.channel.removeEventListener('message', this.onMessage_);
     try {
       this.channel.close();
     } catch {

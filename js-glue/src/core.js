@@ -297,11 +297,11 @@ export class Core {
     this.wall = wallClock;
     if (this.handle === 0) throw new Error('tab-baton: the core refused its configuration (internal error)');
     /** @type {Map<string, object>} the latest view of each joined resource */
-    this.views = new Map();
-    this.deadline = Infinity;
-    this.authorityCode = config.authority ?? 0;
+    this.views_ = new Map();
+    this.deadline_ = Infinity;
+    this.authorityCode_ = config.authority ?? 0;
     /** Degraded in types.h: the latest storage failure (0: none). */
-    this.degradation = 0;
+    this.degradation_ = 0;
     liveCores += 1;
     registry?.register(this, this.handle, this);
   }
@@ -318,9 +318,9 @@ export class Core {
   /** Sends the event record just written; reads the effects and the changed views. */
   run() {
     answer(M.step(this.handle, length()));
-    this.deadline = rf64();
-    this.authorityCode = r8();
-    this.degradation = r8();
+    this.deadline_ = rf64();
+    this.authorityCode_ = r8();
+    this.degradation_ = r8();
     const count = r16();
     const effects = count === 0 ? NO_EFFECTS : new Array(count);
     for (let i = 0; i < count; i += 1) {
@@ -358,10 +358,10 @@ export class Core {
       const present = r8() === 1;
       const resource = rstr();
       if (!present) {
-        this.views.delete(resource);
+        this.views_.delete(resource);
         continue;
       }
-      this.views.set(resource, {
+      this.views_.set(resource, {
         role: ROLE_NAMES[r8()],
         reason: REASON_NAMES[r8()],
         epoch: rf64(),
@@ -452,7 +452,7 @@ export class Core {
 
   /** @returns {number} when the next `tick` is due (Infinity: none). */
   nextDeadline() {
-    return this.handle ? this.deadline : Infinity;
+    return this.handle ? this.deadline_ : Infinity;
   }
 
   /** Starts a query record; false when the core is gone. */
@@ -482,7 +482,7 @@ export class Core {
 
   view(resource) {
     if (!this.handle) return null;
-    return this.views.get(resource) ?? { role: 'follower', reason: 'none', epoch: 0, leader: '', leaderEpoch: 0, leaderSince: 0, degraded: 'none', validUntil: Infinity, validUntilWall: Infinity };
+    return this.views_.get(resource) ?? { role: 'follower', reason: 'none', epoch: 0, leader: '', leaderEpoch: 0, leaderSince: 0, degraded: 'none', validUntil: Infinity, validUntilWall: Infinity };
   }
 
   presence(now) {
@@ -531,16 +531,16 @@ export class Core {
 
   /** @returns {'web-locks'|'lease'|'broadcast'} the authority in use (lease may fall back to broadcast). */
   authority() {
-    return AUTHORITY_NAMES[this.authorityCode];
+    return AUTHORITY_NAMES[this.authorityCode_];
   }
 
   degraded() {
-    return this.degradation !== 0;
+    return this.degradation_ !== 0;
   }
 
   /** @returns {string} the latest storage failure's kind ('none', 'not-durable', ...: types.cc). */
   degradationKind() {
-    return DEGRADED_NAMES[this.degradation];
+    return DEGRADED_NAMES[this.degradation_];
   }
 
   /** @returns {boolean} true when `epoch` is at least the highest seen for `resource` (then it becomes the highest). */

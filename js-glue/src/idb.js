@@ -38,10 +38,10 @@ export class Database {
   constructor({ indexedDB, name, timeoutMs, setTimeout, clearTimeout, refused }) {
     Object.assign(this, { indexedDB, name, timeoutMs, setTimeout, clearTimeout, refused });
     /** The refusal, once the browser refused to open the database. */
-    this.refusal = null;
+    this.refusal_ = null;
     /** @type {Promise<any> | null} */
-    this.opening = null;
-    /** The open connection, once `opening` resolved: a transaction on it starts in the same task. */
+    this.opening_ = null;
+    /** The open connection, once `opening_` resolved: a transaction on it starts in the same task. */
     this.connection = null;
     this.closed = false;
   }
@@ -49,7 +49,7 @@ export class Database {
   /** @returns {Promise<any>} the open IDBDatabase (rejects if it cannot be opened). */
   open() {
     if (this.closed) return Promise.reject(new Error('database closed'));
-    if (!this.opening) {
+    if (!this.opening_) {
       const opening = new Promise((resolve, reject) => {
         const req = this.indexedDB.open(this.name, 1);
         req.onupgradeneeded = () => {
@@ -62,27 +62,27 @@ export class Database {
           // the next operation opens again.
           db.onversionchange = () => {
             db.close();
-            if (this.opening === opening) this.opening = null;
+            if (this.opening_ === opening) this.opening_ = null;
             if (this.connection === db) this.connection = null;
           };
           if (this.closed) db.close();
-          else if (this.opening === opening) this.connection = db;
+          else if (this.opening_ === opening) this.connection = db;
           resolve(db);
         };
         req.onerror = () => reject(req.error ?? new Error('indexedDB.open failed'));
         // Blocked: the open waits for another connection to close; the deadline decides.
       });
-      this.opening = opening;
+      this.opening_ = opening;
       // Failed: try again next time (private mode may refuse once).
       opening.catch((error) => {
-        if (this.opening === opening) this.opening = null;
-        if (isRefusal(error) && !this.refusal) {
-          this.refusal = error;
+        if (this.opening_ === opening) this.opening_ = null;
+        if (isRefusal(error) && !this.refusal_) {
+          this.refusal_ = error;
           this.refused(error);
         }
       });
     }
-    return this.opening;
+    return this.opening_;
   }
 
   /** Opens now, so that the first transaction does not pay for it; failures wait for it. */
@@ -129,7 +129,7 @@ export class Database {
           tx = db.transaction(storeNames, 'readwrite', { durability: 'relaxed' });
         } catch (error) {
           // A closed connection: open again next time.
-          this.opening = null;
+          this.opening_ = null;
           this.connection = null;
           finish(error);
           return;
@@ -152,7 +152,7 @@ export class Database {
   close() {
     this.closed = true;
     this.connection = null;
-    this.opening?.then((db) => db.close(), () => {});
+    this.opening_?.then((db) => db.close(), () => {});
   }
 }
 

@@ -70,26 +70,26 @@ export class Runtime {
     this.queue = [];
     /** @type {import('./core.js').Effect[]} */
     this.notices = [];
-    this.pumping = false;
+    this.pumping_ = false;
     this.timer = null;
-    this.timerAt = Infinity;
-    this.timersFrozen = false;
+    this.timerAt_ = Infinity;
+    this.timersFrozen_ = false;
     /**
      * While `leave()` steps the closing: the frames it would post (broadcast effects), held
      * until the lock is back; notices and the timer wait too. Null otherwise.
      * @type {import('./core.js').Effect[] | null}
      */
     this.leaving = null;
-    this.disposing = false;
+    this.disposing_ = false;
     this.closed = false;
     /** Storage operations in flight; the core lives until they have reported. */
-    this.inFlight = 0;
+    this.inFlight_ = 0;
     /** Resolves once the core has been freed (after dispose and the last storage report). */
     this.retired = new Promise((resolve) => {
       this.retire = resolve;
     });
 
-    this.authorityName = authority;
+    this.authorityName_ = authority;
     /** @type {Core | null} null until the WebAssembly core is loaded */
     this.core = null;
     /**
@@ -131,11 +131,11 @@ export class Runtime {
     /** @type {Promise<import('./lease.js').LeaseAuthority> | null} made on the first lease try */
     this.lease = null;
     /** @type {import('./lease.js').LeaseAuthority | null} once made, for the freeze handler */
-    this.leaseAuthority = null;
+    this.leaseAuthority_ = null;
     this.makeLease = database
       ? () =>
           loadLease().then(({ LeaseAuthority }) => {
-            this.leaseAuthority = new LeaseAuthority({
+            this.leaseAuthority_ = new LeaseAuthority({
               database,
               health,
               owner: config.id,
@@ -145,7 +145,7 @@ export class Runtime {
               failed: (resource) => report('lease_failed', resource),
               counters,
             });
-            return this.leaseAuthority;
+            return this.leaseAuthority_;
           })
       : null;
     // Fetched while the core loads, so that the first lease try does not wait for it.
@@ -189,7 +189,7 @@ export class Runtime {
 
   join(resource, policy) {
     this.epochs.warm(resource);
-    if (!this.core && coreStatus().state !== 'failed' && this.authorityName === 'web-locks' && this.locks && !this.early.has(resource)) {
+    if (!this.core && coreStatus().state !== 'failed' && this.authorityName_ === 'web-locks' && this.locks && !this.early.has(resource)) {
       this.requestEarly(resource);
     }
     this.step((core, now) => core.join(now, resource, policy));
@@ -277,7 +277,7 @@ export class Runtime {
    * not aborted: it waits for nothing, and runs once the renewal before it is aborted.
    */
   abortLeaseTransactions() {
-    for (const resource of this.leaseAuthority?.abortAll() ?? []) {
+    for (const resource of this.leaseAuthority_?.abortAll() ?? []) {
       this.step((core, now) => core.resourceEvent('lease_aborted', now, resource));
     }
   }
@@ -291,7 +291,7 @@ export class Runtime {
    * Messages are still handled meanwhile, as in a frozen Chromium tab.
    */
   freezeTimers(frozen) {
-    this.timersFrozen = frozen;
+    this.timersFrozen_ = frozen;
     if (frozen) this.disarm();
     else this.arm();
   }
@@ -302,8 +302,8 @@ export class Runtime {
    * from an app callback (the teardown waits for the running step to finish).
    */
   dispose() {
-    if (this.disposing || this.closed) return;
-    this.disposing = true;
+    if (this.disposing_ || this.closed) return;
+    this.disposing_ = true;
     if (!this.core) {
       // Nothing was requested or announced without a core: there is nothing to give back.
       this.close();
@@ -315,8 +315,8 @@ export class Runtime {
   // ------------------------------------------------------------------ the loop
 
   pump() {
-    if (this.pumping || !this.core) return;
-    this.pumping = true;
+    if (this.pumping_ || !this.core) return;
+    this.pumping_ = true;
     try {
       for (;;) {
         if (this.queue.length > 0) {
@@ -330,9 +330,9 @@ export class Runtime {
         }
       }
     } finally {
-      this.pumping = false;
+      this.pumping_ = false;
     }
-    if (this.disposing && !this.closed) this.close();
+    if (this.disposing_ && !this.closed) this.close();
     else if (!this.leaving) this.arm();
   }
 
@@ -356,7 +356,7 @@ export class Runtime {
         this.locks?.release(resource);
         break;
       case 'allocate-epoch':
-        this.inFlight += 1;
+        this.inFlight_ += 1;
         this.epochs.allocate(resource, effect.floor, (epoch, durable) => {
           this.settled();
           this.step((core, now) => core.epochAllocated(now, resource, epoch, durable));
@@ -367,11 +367,11 @@ export class Runtime {
           this.step((core, now) => core.resourceEvent('lease_failed', now, resource));
           break;
         }
-        this.inFlight += 1;
+        this.inFlight_ += 1;
         // Once the lease is made, its transaction begins in this task: a closing page's
         // release then reaches the store before the goodbye that follows it.
-        (this.leaseAuthority
-          ? this.leaseAuthority.run(resource, effect.unread)
+        (this.leaseAuthority_
+          ? this.leaseAuthority_.run(resource, effect.unread)
           : (this.lease ??= this.makeLease()).then((lease) => lease.run(resource, effect.unread), () => {
               // lease.js could not be loaded (its chunk not served): the try failed.
               this.counters.leaseFailures += 1;
@@ -405,9 +405,9 @@ export class Runtime {
 
   /** Sets the one timer to the core's next deadline (or clears it when there is none). */
   arm() {
-    if (this.closed || this.timersFrozen || !this.core) return;
+    if (this.closed || this.timersFrozen_ || !this.core) return;
     const at = this.core.nextDeadline();
-    if (at === this.timerAt && this.timer !== null) return;
+    if (at === this.timerAt_ && this.timer !== null) return;
     this.disarm();
     if (at === Infinity) return;
     // The tick is due at the deadline itself: the core compares every deadline with `>=`.
@@ -415,11 +415,11 @@ export class Runtime {
     // for one deadline (once on it, then again a millisecond later).
     const now = this.env.monotonic();
     const delay = at <= now ? 0 : Math.ceil(at - now);
-    this.timerAt = at;
+    this.timerAt_ = at;
     const timer = this.env.setTimeout(() => {
       if (this.timer !== timer) return; // cleared, but the environment fired it anyway
       this.timer = null;
-      this.timerAt = Infinity;
+      this.timerAt_ = Infinity;
       // Timers may fire early by the clock (Node's loop clock lags performance.now()).
       if (this.env.monotonic() < at) {
         this.arm();
@@ -434,7 +434,7 @@ export class Runtime {
   disarm() {
     if (this.timer !== null) this.env.clearTimeout(this.timer);
     this.timer = null;
-    this.timerAt = Infinity;
+    this.timerAt_ = Infinity;
   }
 
   // ------------------------------------------------------------------ teardown
@@ -446,10 +446,10 @@ export class Runtime {
     this.disarm();
     this.channel?.close();
     this.locks?.dispose();
-    this.final = this.core
+    this.final_ = this.core
       ? { metrics: this.core.metrics(), log: this.core.log(), authority: this.core.authority(), degraded: this.core.degraded() }
-      : { metrics: {}, log: [], authority: this.authorityName, degraded: false };
-    if (this.inFlight === 0) this.free();
+      : { metrics: {}, log: [], authority: this.authorityName_, degraded: false };
+    if (this.inFlight_ === 0) this.free();
   }
 
   free() {
@@ -459,8 +459,8 @@ export class Runtime {
 
   /** One storage operation reported; a closed runtime frees its core after the last one. */
   settled() {
-    this.inFlight -= 1;
-    if (this.closed && this.inFlight === 0) this.free();
+    this.inFlight_ -= 1;
+    if (this.closed && this.inFlight_ === 0) this.free();
   }
 
   // ------------------------------------------------------------------ queries
@@ -474,22 +474,22 @@ export class Runtime {
   }
 
   metrics() {
-    if (this.closed) return this.final.metrics;
+    if (this.closed) return this.final_.metrics;
     return this.core ? this.core.metrics() : {};
   }
 
   log() {
-    if (this.closed) return this.final.log;
+    if (this.closed) return this.final_.log;
     return this.core ? this.core.log() : [];
   }
 
   authority() {
-    if (this.closed) return this.final.authority;
-    return this.core ? this.core.authority() : this.authorityName;
+    if (this.closed) return this.final_.authority;
+    return this.core ? this.core.authority() : this.authorityName_;
   }
 
   degraded() {
-    if (this.closed) return this.final.degraded;
+    if (this.closed) return this.final_.degraded;
     return this.core ? this.core.degraded() : false;
   }
 

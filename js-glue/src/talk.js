@@ -437,7 +437,7 @@ class Endpoint {
     if (!token || this.token === token) return;
     this.end();
     this.token = token;
-    this.signal = this.entry.controller.signal;
+    this.signal = this.entry.controller_.signal;
     this.desk.begin(token.epoch);
     this.announce();
   }

@@ -24,23 +24,23 @@ export function installTestHooks(baton) {
     presenceSnapshot: () => baton.presence(),
     leadershipState(resource) {
       if (baton.disposed) return null;
-      const view = baton.runtime.view(resource);
+      const view = baton.runtime_.view(resource);
       const entry = baton.entries.get(resource);
       if (!view) return null;
       return { ...view, state: entry ? entry.state() : view.role, token: entry ? entry.handle.token() : null };
     },
     forceElection(resource) {
-      if (!baton.disposed && !baton.suspended) baton.runtime.resourceEvent('force_election', resource);
+      if (!baton.disposed && !baton.suspended_) baton.runtime_.resourceEvent('force_election', resource);
     },
     /** `{event: false}`: stop the timer only, as when a page is frozen or throttled without a `freeze` event. */
     simulateFreeze({ event = true } = {}) {
-      if (baton.disposed || baton.suspended) return;
+      if (baton.disposed || baton.suspended_) return;
       if (event) baton.onLifecycle('frozen');
-      baton.runtime.freezeTimers(true);
+      baton.runtime_.freezeTimers(true);
     },
     simulateRestore() {
-      if (baton.disposed || baton.suspended) return;
-      baton.runtime.freezeTimers(false);
+      if (baton.disposed || baton.suspended_) return;
+      baton.runtime_.freezeTimers(false);
       baton.onLifecycle('restored');
     },
   });

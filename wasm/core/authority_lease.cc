@@ -89,7 +89,7 @@ void Node::Lease::keep(Node& n, Resource& r, double now, Effects& out) const {
   if (r.lease_op == LeaseOp::none && (now >= r.renew_ms || jumped)) {
     if (!n.message_step_ && n.may_start_lease(now)) {
       n.start_lease(r, LeaseOp::renew, now, out);
-    } else if (now >= r.lease_valid_until_ms && n.timers_stalled(now)) {
+    } else if (!n.lease_term_valid(r, now) && n.timers_stalled(now)) {
       // Frozen without warning, past the takeover time: hand over from this message
       // handler (the goodbye names a successor), since no renewal can start here.
       n.step_down(r, Reason::stalled, now, out);
@@ -118,12 +118,12 @@ void Node::Lease::contest(Node& n, Resource& r, double now, Effects& out) const 
 // window on (lease_takeover_allowed); the others may once its takeover time has passed.
 // A closing page (pagehide) cannot wait for a read either: a transaction that waits on the
 // page would hold the store until the page is torn down. While its term is valid, no other
-// tab can have taken the record (its takeover time is later), so the record in the store is
-// the one this term wrote: the release writes its expired copy without reading, and the
-// successor takes it at once. It replaces a renewal in flight, which the glue's pagehide
-// handler aborts (on_lease_aborted).
+// tab can have taken the record (its takeover time is later by both clocks), so the record
+// in the store is the one this term wrote: the release writes its expired copy without
+// reading, and the successor takes it at once. It replaces a renewal in flight, which the
+// glue's pagehide handler aborts (on_lease_aborted).
 void Node::Lease::release(Node& n, Resource& r, double now, Effects& out) const {
-  if (n.lifecycle_ == Lifecycle::closing && now < r.lease_valid_until_ms) {
+  if (n.lifecycle_ == Lifecycle::closing && n.lease_term_valid(r, now)) {
     n.start_lease(r, LeaseOp::release_unread, now, out);
   } else if (r.lease_op != LeaseOp::none) {
     r.lease_op = LeaseOp::release;  // the in-flight one releases instead

@@ -407,6 +407,10 @@ class Node {
   // True when the record's owner renewed it after this tab heard the goodbye that named
   // it: the goodbye was not the owner's (forged or replayed), and hands nothing over.
   bool renewed_since_goodbye(const Resource& r, const LeaseRecord& rec) const;
+  // True while no other tab may take this tab's record over, by either clock.
+  bool lease_term_valid(const Resource& r, double now) const {
+    return now < r.lease_valid_until_ms && wall_ms(now) < r.lease_valid_until_wall_ms;
+  }
   // How long a committed record keeps this tab's term safe, counted from the start of the
   // transaction that wrote it: other tabs may take it over no sooner.
   double lease_term_span() const { return std::min(config_.lease_ms * 5 / 6, lease_silence_ms()); }
