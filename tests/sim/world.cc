@@ -1307,9 +1307,12 @@ void World::check(double now) {
 // timeout and a heartbeat, while a running tab is eligible, however the other tabs ranked
 // before it died meanwhile (a candidate right after announcing itself, see
 // BroadcastOnly::campaign). The watch ends when anything else happens in the world (a
-// freeze, a hostile frame, a store fault...): those may delay a takeover longer.
+// freeze, a hostile frame, a store fault...): those may delay a takeover longer. For the
+// same reason there is no watch while the store is broken or hung, and a watch ends when the
+// store fails an operation: a new term then waits for the storage timeout.
 void World::watch_takeover(const Tab& crashed) {
   if (opt_.authority != Authority::broadcast || crashed.state != TabState::running) return;
+  if (storage_ != StorageMode::works) return;
   bool watched = false;
   for (const auto& res : resources_) {
     if (crashed.node->view(res).role != Role::leader || !holds_authority(crashed, res)) continue;
@@ -1327,12 +1330,17 @@ void World::watch_takeover(const Tab& crashed) {
 void World::check_takeover(const std::string& res, bool has_leader, double now) {
   auto it = takeover_watch_.find(res);
   if (it == takeover_watch_.end()) return;
-  if (has_leader || it->second.disturbances != disturbances_) {
-    if (has_leader && it->second.disturbances == disturbances_) ++report_.takeovers_checked;
+  double crashed_ms = it->second.crashed_ms;
+  bool store_failed = std::any_of(tabs_.begin(), tabs_.end(), [crashed_ms](const std::unique_ptr<Tab>& t) {
+    return t->store_failed_ms >= crashed_ms;
+  });
+  bool disturbed = it->second.disturbances != disturbances_ || store_failed;
+  if (has_leader || disturbed) {
+    if (has_leader && !disturbed) ++report_.takeovers_checked;
     takeover_watch_.erase(it);
     return;
   }
-  double waited = now - it->second.crashed_ms;
+  double waited = now - crashed_ms;
   if (waited < takeover_bound_ms()) return;
   bool eligible = std::any_of(tabs_.begin(), tabs_.end(), [&res](const std::unique_ptr<Tab>& t) {
     return t->state == TabState::running && t->node->view(res).eligible;
