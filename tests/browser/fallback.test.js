@@ -128,15 +128,22 @@ for (const { mode, query, support } of MODES) {
       tabs.push(...(await openGroup(fixture.browser, fixture.server, { ns, ids: ['t5', 't6'], query: `${FAST}&${query}&swallowFreeze=1` })));
       await assertSingleLeaders(tabs);
       // Settled: the token-refresh term must be older than 1.5 s, so that no takeover of the
-      // opening moments is counted as the freeze's.
+      // opening moments is counted as the freeze's, and have written through the fence. On a
+      // loaded machine the term can still end between a snapshot and the next call into the
+      // page, so the write is begun in the page only if that tab still leads that term (else
+      // nothing was begun, and the leader is looked for again).
       const { tab: old, snap: leaderSnap } = await waitFor(async () => {
         const found = await waitForLeader(tabs, 'token-refresh');
-        const at = found.snap.resources['token-refresh'].electedAt;
-        return at !== null && Date.now() - at > 1500 && found;
-      }, { what: 'a settled token-refresh leader', timeoutMs: 12000, every: 300 });
-      await waitFor(async () => (await snap(old)).fenced.some((f) => f.ok), { what: `${old.id} wrote through the fence` });
+        const { electedAt, epoch } = found.snap.resources['token-refresh'];
+        if (electedAt === null || Date.now() - electedAt <= 1500) return false;
+        if (!found.snap.fenced.some((f) => f.ok && f.epoch === epoch)) return false;
+        const begun = await found.tab.page.evaluate((term) => {
+          const now = window.__demo.resources()['token-refresh'];
+          return now.state === 'leader' && now.epoch === term && window.__demo.beginRefresh('in flight at freeze');
+        }, epoch);
+        return begun && found;
+      }, { what: 'a settled token-refresh leader that wrote through the fence begins a write', timeoutMs: 12000, every: 300 });
       const oldEpochs = Object.fromEntries(RESOURCES.map((r) => [r, leaderSnap.resources[r].epoch]));
-      assert.equal(await old.page.evaluate(() => window.__demo.beginRefresh('in flight at freeze')), true);
       const t0 = Date.now();
       await freezeTab(old);
       frozen = { old, oldEpochs, t0, ledRelay: leaderSnap.resources['sse-relay'].state === 'leader', tookOver: false };

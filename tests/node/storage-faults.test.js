@@ -195,10 +195,21 @@ describe('what durable means per backend', () => {
     const browser = createBrowser();
     await threeDurableTerms(browser); // counter at 3 from Web Locks terms
     const { baton, handle } = page(browser, 'leaser', { authority: 'lease' });
-    const epoch = await term(handle);
-    assert.equal(epoch, 4, 'a lease term starts above the shared counter');
+    await term(handle);
+    // On a loaded machine the acquiring transaction can take most of this short lease, so
+    // the first term may expire (lease-expired) before it is seen here: the tab's next term
+    // then has a greater epoch. Every term is checked, from the transition log.
+    const epochs = baton.log().filter((t) => t.resource === 'ws' && t.to === 'leader').map((t) => t.epoch);
+    assert.equal(epochs[0], 4, 'a lease term starts above the shared counter');
+    for (let i = 1; i < epochs.length; i += 1) assert.ok(epochs[i] > epochs[i - 1], `epochs rise: ${epochs}`);
     assert.equal(baton.metrics().degraded, false);
-    assert.equal(await tryFenced(handle), 'ran');
-    await waitFor(() => browser.indexedDB.peek(`baton/${NS}`, 'epochs', 'ws') === 4, { what: 'the counter follows the lease' });
+    // fenced() runs the effect; it may only be refused because the term just ended, never as not durable.
+    await waitFor(async () => {
+      const outcome = await tryFenced(handle);
+      assert.ok(outcome === 'ran' || outcome === 'STALE_OWNER', `fenced() refused with ${outcome}`);
+      return outcome === 'ran';
+    }, { what: 'an effect run through the fence' });
+    const counter = () => browser.indexedDB.peek(`baton/${NS}`, 'epochs', 'ws');
+    await waitFor(() => handle.state() === 'leader' && counter() === handle.token().epoch, { what: 'the counter follows the lease' });
   });
 });
