@@ -108,12 +108,17 @@ export async function measure(n = frames) {
   // the shared buffer and stepped; the answer is not read.
   const M = internals.module();
   const io = M.buffer();
+  // Header, kind, monotonic and wall clocks (f64 each), frame length (u16), frame.
+  const WALL_AT = 11;
+  const FRAME_AT = 21;
+  const wall = Date.now();
   const records = hb.map((frame) => {
-    const r = new Uint8Array(2 + 1 + 8 + 2 + frame.length);
+    const r = new Uint8Array(FRAME_AT + frame.length);
     r.set([0xbb, 1, 1]);
-    r[11] = frame.length & 0xff;
-    r[12] = frame.length >> 8;
-    r.set(frame, 13);
+    new DataView(r.buffer).setFloat64(WALL_AT, wall, true);
+    r[FRAME_AT - 2] = frame.length & 0xff;
+    r[FRAME_AT - 1] = frame.length >> 8;
+    r.set(frame, FRAME_AT);
     return r;
   });
   const rawRun = () => {
@@ -134,6 +139,7 @@ export async function measure(n = frames) {
     });
     const m = c.metrics();
     c.dispose();
+    if (m.framesReceived < n) throw new Error(`wasm-throughput: the core took ${m.framesReceived} of ${n} event records; update their layout to wasm/boundary.h`);
     return { framesPerSecond: n / seconds, answerBytes: result, received: m.framesReceived, malformed: m.droppedMalformed };
   };
   const glueRun = () => {
@@ -168,6 +174,8 @@ export async function measure(n = frames) {
       new DataView(heap.buffer).setFloat64(io + 3, 1 + i * 0.01, true);
       length = M.step(c.handle, records[i].length);
     }
+    // A refused record (-1) means this file's record layout no longer matches boundary.cc.
+    if (length < 0) throw new Error('wasm-throughput: the core refused the event record; update its layout to wasm/boundary.h');
     const answer = M.heap().slice(io, io + length);
     c.dispose();
     return answer;
