@@ -596,8 +596,9 @@ class Entry {
     // token yet: report it as still acquiring, so that state() and token() always agree.
     if (role === 'leader' && !this.token) return 'candidate';
     // A lease term past the time others may take its record over (this tab was frozen, its
-    // renewal has not committed yet, or the wall clock jumped forward) is in doubt, even before the core's next step
-    // looks at it: no token, fenced() refuses, until a renewal confirms the same term.
+    // renewal has not committed yet, or the wall clock jumped forward) is in doubt, even
+    // before the core's next step looks at it: no token, fenced() refuses, until a renewal
+    // confirms the same term.
     const env = this.baton.env;
     if (role === 'leader' && (env.monotonic() >= view.validUntil || env.now() >= view.validUntilWall)) return 'candidate';
     return role;

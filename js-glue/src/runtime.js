@@ -29,7 +29,6 @@ import { LOCKS_PROBE_TIMEOUT_MS, probeLocks } from './locks-probe.js';
 import { reportError } from './errors.js';
 import { AUTHORITY_NAMES } from './constants.js';
 
-
 let leaseModule = null;
 /**
  * The IndexedDB lease (lease.js), imported when a runtime leads by lease: an app under Web
