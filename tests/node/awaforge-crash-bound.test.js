@@ -55,7 +55,10 @@ async function crashTakeover({ heartbeatMs, takeoverMs, alsoCrashed }) {
     const rest = followers.slice(alsoCrashed);
     await step(() => rest.some((t) => t.ledAt.length > 0));
     const [next] = rest.filter((t) => t.ledAt.length > 0);
-    return { next: next.id, afterMs: next.ledAt[0] - crashedAt, expected: rest[0].id };
+    // Both had their time to lead: a second term would have begun within the bound.
+    await step(() => clock.now() >= crashedAt + takeoverMs + heartbeatMs);
+    const led = rest.filter((t) => t.ledAt.length > 0).map((t) => t.id);
+    return { next: next.id, afterMs: next.ledAt[0] - crashedAt, expected: rest[0].id, led };
   } finally {
     for (const t of tabs) t.election.dispose();
   }
@@ -65,7 +68,11 @@ for (const [heartbeatMs, takeoverMs] of [[500, 1500], [100, 300]]) {
   for (const alsoCrashed of [0, 2]) {
     test(`awaforge without Web Locks (heartbeatMs ${heartbeatMs}, takeoverMs ${takeoverMs}): a crash with ${alsoCrashed} best-ranked followers is taken over within takeoverMs + heartbeatMs (virtual clock)`, async () => {
       const r = await crashTakeover({ heartbeatMs, takeoverMs, alsoCrashed });
-      assert.equal(r.next, r.expected, 'the best-ranked live follower takes over');
+      // The best-ranked live follower when no follower crashed. When the two best-ranked crashed
+      // too, the others rank alike past them (the stagger is capped so that the bound holds), so
+      // either may take over: the lowest id is a preference there (js-glue README).
+      if (alsoCrashed === 0) assert.equal(r.next, r.expected, 'the best-ranked live follower takes over');
+      else assert.deepEqual(r.led, [r.next], 'one live follower takes over, not both');
       assert.ok(r.afterMs >= takeoverMs, `not before the suspect timeout (${r.afterMs} ms)`);
       assert.ok(r.afterMs <= takeoverMs + heartbeatMs, `taken over ${r.afterMs} ms after the crash`);
     });
