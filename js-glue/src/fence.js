@@ -8,10 +8,10 @@
  */
 import { Core, isLoaded, load } from './core.js';
 import { staleOwner } from './errors.js';
-import { Authority } from './constants.js';
+import { AUTHORITY_BROADCAST } from './constants.js';
 
 /** The Fence's own core: never stepped, only its fence is used. */
-const FENCE_CORE = { id: 'fence', appVersion: '0', authority: Authority.broadcast };
+const FENCE_CORE = { id: 'fence', appVersion: '0', authority: AUTHORITY_BROADCAST };
 
 export class Fence {
   constructor() {
