@@ -19,11 +19,15 @@ import {
   COUNTER_NAMES,
   DEGRADED_NAMES,
   EFFECT_KIND_NAMES,
-  EventKind,
+  EVENT_KIND_EPOCH_ALLOCATED,
+  EVENT_KIND_JOIN,
+  EVENT_KIND_LEASE_RESULT,
+  EVENT_KIND_LIFECYCLE,
+  EVENT_KIND_MESSAGE,
+  EVENT_KIND_TICK,
   LIFECYCLE_NAMES,
   LIVENESS_NAMES,
   LOCK_MODE_NAMES,
-  Lifecycle,
   REASON_NAMES,
   ROLE_NAMES,
 } from './constants.js';
@@ -394,12 +398,12 @@ export class Core {
   // Events. Each returns the step's effects; a disposed core returns none.
 
   tick(now) {
-    return this.event(EventKind.tick, now) ? this.run() : NO_EFFECTS;
+    return this.event(EVENT_KIND_TICK, now) ? this.run() : NO_EFFECTS;
   }
 
   /** @param {Uint8Array} frame a frame from the channel */
   message(now, frame) {
-    if (!this.event(EventKind.message, now)) return NO_EFFECTS;
+    if (!this.event(EVENT_KIND_MESSAGE, now)) return NO_EFFECTS;
     bytes(frame);
     return this.run();
   }
@@ -409,7 +413,7 @@ export class Core {
    *   requiresNetwork: boolean, newestAppOnly: boolean}} policy
    */
   join(now, resource, policy) {
-    if (!this.event(EventKind.join, now)) return NO_EFFECTS;
+    if (!this.event(EVENT_KIND_JOIN, now)) return NO_EFFECTS;
     str(resource);
     str(policy.requiredCapability ?? '');
     u8((policy.allowHidden ? ALLOW_HIDDEN : 0) | (policy.preferVisible ? PREFER_VISIBLE : 0)
@@ -417,15 +421,19 @@ export class Core {
     return this.run();
   }
 
-  /** @param {'leave'|'lock_granted'|'lock_lost'|'lock_unavailable'|'lease_failed'|'lease_aborted'|'abdicate'|'force_election'} kind */
+  /**
+   * @param {number} kind an event about one resource (constants.js): EVENT_KIND_LEAVE,
+   *   _LOCK_GRANTED, _LOCK_LOST, _LOCK_UNAVAILABLE, _LEASE_FAILED, _LEASE_ABORTED, _ABDICATE
+   *   or _FORCE_ELECTION
+   */
   resourceEvent(kind, now, resource) {
-    if (!this.event(EventKind[kind], now)) return NO_EFFECTS;
+    if (!this.event(kind, now)) return NO_EFFECTS;
     str(resource);
     return this.run();
   }
 
   epochAllocated(now, resource, epoch, durable) {
-    if (!this.event(EventKind.epoch_allocated, now)) return NO_EFFECTS;
+    if (!this.event(EVENT_KIND_EPOCH_ALLOCATED, now)) return NO_EFFECTS;
     str(resource);
     f64(epoch);
     u8(durable ? 1 : 0);
@@ -434,22 +442,22 @@ export class Core {
 
   /** @param {LeaseRecord | null} record the record now in the store */
   leaseResult(now, resource, record) {
-    if (!this.event(EventKind.lease_result, now)) return NO_EFFECTS;
+    if (!this.event(EVENT_KIND_LEASE_RESULT, now)) return NO_EFFECTS;
     str(resource);
     lease(record);
     return this.run();
   }
 
-  /** @param {keyof typeof Lifecycle} state */
+  /** @param {'active'|'hidden'|'frozen'|'restored'|'closing'} state */
   lifecycle(now, state) {
-    if (!this.event(EventKind.lifecycle, now)) return NO_EFFECTS;
-    u8(Lifecycle[state]);
+    if (!this.event(EVENT_KIND_LIFECYCLE, now)) return NO_EFFECTS;
+    u8(LIFECYCLE_NAMES.indexOf(state));
     return this.run();
   }
 
-  /** @param {'tick'|'online'|'offline'|'session_changed'|'dispose'} kind */
+  /** @param {number} kind EVENT_KIND_TICK, _ONLINE, _OFFLINE, _SESSION_CHANGED or _DISPOSE (constants.js) */
   plainEvent(kind, now) {
-    return this.event(EventKind[kind], now) ? this.run() : NO_EFFECTS;
+    return this.event(kind, now) ? this.run() : NO_EFFECTS;
   }
 
   /** @returns {number} when the next `tick` is due (Infinity: none). */
