@@ -30,7 +30,16 @@ import { Channel } from './channel.js';
 import { WebLocks } from './web-locks.js';
 import { LOCKS_PROBE_TIMEOUT_MS, probeLocks } from './locks-probe.js';
 import { reportError } from './errors.js';
-import { AUTHORITY_NAMES } from './constants.js';
+import {
+  AUTHORITY_NAMES,
+  EVENT_KIND_DISPOSE,
+  EVENT_KIND_LEASE_ABORTED,
+  EVENT_KIND_LEASE_FAILED,
+  EVENT_KIND_LOCK_GRANTED,
+  EVENT_KIND_LOCK_UNAVAILABLE,
+  EVENT_KIND_OFFLINE,
+  EVENT_KIND_ONLINE,
+} from './constants.js';
 
 let leaseModule = null;
 /**
@@ -110,7 +119,7 @@ export class Runtime {
       reportError(error);
     }
     const report = (kind, resource) => {
-      if (kind === 'lock_granted') this.allocateEarly(resource);
+      if (kind === EVENT_KIND_LOCK_GRANTED) this.allocateEarly(resource);
       this.step((core, now) => core.resourceEvent(kind, now, resource));
     };
     const probe = {
@@ -144,7 +153,7 @@ export class Runtime {
               key: names.leaseKey,
               decide: (resource, record) => this.core.leaseDecide(resource, record, env.monotonic()),
               committed: (resource, record) => this.step((core, now) => core.leaseResult(now, resource, record)),
-              failed: (resource) => report('lease_failed', resource),
+              failed: (resource) => report(EVENT_KIND_LEASE_FAILED, resource),
               counters,
             });
             return this.leaseAuthority_;
@@ -154,7 +163,7 @@ export class Runtime {
     if (database && authority === 'lease') loadLease().catch(() => {});
 
     if (lifecycle !== 'active') this.step((core, now) => core.lifecycle(now, lifecycle));
-    if (!online) this.step((core, now) => core.plainEvent('offline', now));
+    if (!online) this.step((core, now) => core.plainEvent(EVENT_KIND_OFFLINE, now));
     whenLoaded(() => {
       if (this.closed) return;
       this.core = new Core({
@@ -242,7 +251,7 @@ export class Runtime {
     this.early.clear();
   }
 
-  /** @param {'leave'|'abdicate'|'force_election'} kind */
+  /** @param {number} kind EVENT_KIND_LEAVE, EVENT_KIND_ABDICATE or EVENT_KIND_FORCE_ELECTION (constants.js) */
   resourceEvent(kind, resource) {
     this.step((core, now) => core.resourceEvent(kind, now, resource));
   }
@@ -283,12 +292,12 @@ export class Runtime {
    */
   abortLeaseTransactions() {
     for (const resource of this.leaseAuthority_?.abortAll() ?? []) {
-      this.step((core, now) => core.resourceEvent('lease_aborted', now, resource));
+      this.step((core, now) => core.resourceEvent(EVENT_KIND_LEASE_ABORTED, now, resource));
     }
   }
 
   network(online) {
-    this.step((core, now) => core.plainEvent(online ? 'online' : 'offline', now));
+    this.step((core, now) => core.plainEvent(online ? EVENT_KIND_ONLINE : EVENT_KIND_OFFLINE, now));
   }
 
   /**
@@ -314,7 +323,7 @@ export class Runtime {
       this.close();
       return;
     }
-    this.step((core, now) => core.plainEvent('dispose', now));
+    this.step((core, now) => core.plainEvent(EVENT_KIND_DISPOSE, now));
   }
 
   // ------------------------------------------------------------------ the loop
@@ -354,7 +363,7 @@ export class Runtime {
         // The core's first queued request takes over the one made before it was loaded.
         if (this.takeOverEarly(resource, effect.mode)) break;
         if (this.locks) this.locks.request(resource, effect.mode);
-        else this.step((core, now) => core.resourceEvent('lock_unavailable', now, resource));
+        else this.step((core, now) => core.resourceEvent(EVENT_KIND_LOCK_UNAVAILABLE, now, resource));
         break;
       case 'lock-release':
         this.early.delete(resource);
@@ -369,7 +378,7 @@ export class Runtime {
         break;
       case 'lease-try':
         if (!this.makeLease) {
-          this.step((core, now) => core.resourceEvent('lease_failed', now, resource));
+          this.step((core, now) => core.resourceEvent(EVENT_KIND_LEASE_FAILED, now, resource));
           break;
         }
         this.inFlight_ += 1;
@@ -380,7 +389,7 @@ export class Runtime {
           : (this.lease ??= this.makeLease()).then((lease) => lease.run(resource, effect.unread), () => {
               // lease.js could not be loaded (its chunk not served): the try failed.
               this.counters.leaseFailures += 1;
-              this.step((core, now) => core.resourceEvent('lease_failed', now, resource));
+              this.step((core, now) => core.resourceEvent(EVENT_KIND_LEASE_FAILED, now, resource));
             })
         ).finally(() => this.settled());
         break;
