@@ -27,7 +27,16 @@ import { Channel } from './channel.js';
 import { WebLocks } from './web-locks.js';
 import { LOCKS_PROBE_TIMEOUT_MS, probeLocks } from './locks-probe.js';
 import { reportError } from './errors.js';
-import { AUTHORITY_NAMES } from './constants.js';
+import {
+  AUTHORITY_NAMES,
+  EVENT_KIND_DISPOSE,
+  EVENT_KIND_LEASE_ABORTED,
+  EVENT_KIND_LEASE_FAILED,
+  EVENT_KIND_LOCK_GRANTED,
+  EVENT_KIND_LOCK_UNAVAILABLE,
+  EVENT_KIND_OFFLINE,
+  EVENT_KIND_ONLINE,
+} from './constants.js';
 
 let leaseModule = null;
 /**
@@ -107,7 +116,7 @@ export class Runtime {
       reportError(error);
     }
     const report = (kind, resource) => {
-      if (kind === 'lock_granted' && !this.core && this.early.get(resource) === 'requested') this.allocateEarly(resource);
+      if (kind === EVENT_KIND_LOCK_GRANTED && !this.core && this.early.get(resource) === 'requested') this.allocateEarly(resource);
       this.step((core, now) => core.resourceEvent(kind, now, resource));
     };
     const probe = {
@@ -141,7 +150,7 @@ export class Runtime {
               key: names.leaseKey,
               decide: (resource, record) => this.core.leaseDecide(resource, record, env.monotonic()),
               committed: (resource, record) => this.step((core, now) => core.leaseResult(now, resource, record)),
-              failed: (resource) => report('lease_failed', resource),
+              failed: (resource) => report(EVENT_KIND_LEASE_FAILED, resource),
               counters,
             });
             return this.leaseAuthority_;
@@ -151,7 +160,7 @@ export class Runtime {
     if (database && authority === 'lease') loadLease().catch(() => {});
 
     if (lifecycle !== 'active') this.step((core, now) => core.lifecycle(now, lifecycle));
-    if (!online) this.step((core, now) => core.plainEvent('offline', now));
+    if (!online) this.step((core, now) => core.plainEvent(EVENT_KIND_OFFLINE, now));
     whenLoaded(() => {
       if (this.closed) return;
       this.core = new Core({
@@ -236,7 +245,7 @@ export class Runtime {
     this.early.clear();
   }
 
-  /** @param {'leave'|'abdicate'|'force_election'} kind */
+  /** @param {number} kind EVENT_KIND_LEAVE, EVENT_KIND_ABDICATE or EVENT_KIND_FORCE_ELECTION (constants.js) */
   resourceEvent(kind, resource) {
     this.step((core, now) => core.resourceEvent(kind, now, resource));
   }
@@ -277,12 +286,12 @@ export class Runtime {
    */
   abortLeaseTransactions() {
     for (const resource of this.leaseAuthority_?.abortAll() ?? []) {
-      this.step((core, now) => core.resourceEvent('lease_aborted', now, resource));
+      this.step((core, now) => core.resourceEvent(EVENT_KIND_LEASE_ABORTED, now, resource));
     }
   }
 
   network(online) {
-    this.step((core, now) => core.plainEvent(online ? 'online' : 'offline', now));
+    this.step((core, now) => core.plainEvent(online ? EVENT_KIND_ONLINE : EVENT_KIND_OFFLINE, now));
   }
 
   /**
@@ -308,7 +317,7 @@ export class Runtime {
       this.close();
       return;
     }
-    this.step((core, now) => core.plainEvent('dispose', now));
+    this.step((core, now) => core.plainEvent(EVENT_KIND_DISPOSE, now));
   }
 
   // ------------------------------------------------------------------ the loop
@@ -348,7 +357,7 @@ export class Runtime {
         // The core's first queued request takes over the one made before it was loaded.
         if (this.takeOverEarly(resource, effect.mode)) break;
         if (this.locks) this.locks.request(resource, effect.mode);
-        else this.step((core, now) => core.resourceEvent('lock_unavailable', now, resource));
+        else this.step((core, now) => core.resourceEvent(EVENT_KIND_LOCK_UNAVAILABLE, now, resource));
         break;
       case 'lock-release':
         this.early.delete(resource);
@@ -363,7 +372,7 @@ export class Runtime {
         break;
       case 'lease-try':
         if (!this.makeLease) {
-          this.step((core, now) => core.resourceEvent('lease_failed', now, resource));
+          this.step((core, now) => core.resourceEvent(EVENT_KIND_LEASE_FAILED, now, resource));
           break;
         }
         this.inFlight_ += 1;
@@ -374,7 +383,7 @@ export class Runtime {
           : (this.lease ??= this.makeLease()).then((lease) => lease.run(resource, effect.unread), () => {
               // lease.js could not be loaded (its chunk not served): the try failed.
               this.counters.leaseFailures += 1;
-              this.step((core, now) => core.resourceEvent('lease_failed', now, resource));
+              this.step((core, now) => core.resourceEvent(EVENT_KIND_LEASE_FAILED, now, resource));
             })
         ).finally(() => this.settled());
         break;
