@@ -38,7 +38,7 @@ import { namesFor } from './names.js';
 import { watchLifecycle } from './lifecycle.js';
 import { leaderState, loadTalk } from './talk-lazy.js';
 import { deposed, disposedError, EpochNotDurableError, reportError, staleOwner } from './errors.js';
-import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_LOG_CAPACITY } from './constants.js';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_LOG_CAPACITY, EVENT_KIND_ABDICATE, EVENT_KIND_LEAVE } from './constants.js';
 import {
   LIMITS,
   NAMESPACE_BYTES,
@@ -438,7 +438,7 @@ class Baton {
     if (entry.released) return;
     entry.released = true;
     if (this.entries.get(entry.resource) === entry) this.entries.delete(entry.resource);
-    if (!this.disposed && !this.suspended_) this.runtime_.resourceEvent('leave', entry.resource);
+    if (!this.disposed && !this.suspended_) this.runtime_.resourceEvent(EVENT_KIND_LEAVE, entry.resource);
     entry.finish('released');
   }
 
@@ -572,7 +572,7 @@ class Entry {
       token: () => (this.state() === 'leader' ? this.token : null),
       leader: () => this.leaderInfo(),
       abdicate: () => {
-        if (!this.released && !this.baton.suspended_) this.baton.runtime_.resourceEvent('abdicate', this.resource);
+        if (!this.released && !this.baton.suspended_) this.baton.runtime_.resourceEvent(EVENT_KIND_ABDICATE, this.resource);
       },
       onChange: (fn) => {
         if (typeof fn !== 'function') throw new TypeError('onChange: "fn" must be a function');

@@ -2,11 +2,9 @@
 // Regenerate: build/native/tests/constants_js --write js-glue/src/constants.js
 
 /** Authority in wasm/core/types.h. */
-export const Authority = {
-  web_locks: 0,
-  lease: 1,
-  broadcast: 2,
-};
+export const AUTHORITY_WEB_LOCKS = 0;
+export const AUTHORITY_LEASE = 1;
+export const AUTHORITY_BROADCAST = 2;
 export const AUTHORITY_NAMES = [
   'web-locks',
   'lease',
@@ -14,13 +12,11 @@ export const AUTHORITY_NAMES = [
 ];
 
 /** Lifecycle in wasm/core/types.h. */
-export const Lifecycle = {
-  active: 0,
-  hidden: 1,
-  frozen: 2,
-  restored: 3,
-  closing: 4,
-};
+export const LIFECYCLE_ACTIVE = 0;
+export const LIFECYCLE_HIDDEN = 1;
+export const LIFECYCLE_FROZEN = 2;
+export const LIFECYCLE_RESTORED = 3;
+export const LIFECYCLE_CLOSING = 4;
 export const LIFECYCLE_NAMES = [
   'active',
   'hidden',
@@ -30,12 +26,10 @@ export const LIFECYCLE_NAMES = [
 ];
 
 /** Liveness in wasm/core/types.h. */
-export const Liveness = {
-  alive: 0,
-  suspect: 1,
-  expired: 2,
-  removed: 3,
-};
+export const LIVENESS_ALIVE = 0;
+export const LIVENESS_SUSPECT = 1;
+export const LIVENESS_EXPIRED = 2;
+export const LIVENESS_REMOVED = 3;
 export const LIVENESS_NAMES = [
   'alive',
   'suspect',
@@ -44,12 +38,10 @@ export const LIVENESS_NAMES = [
 ];
 
 /** Role in wasm/core/types.h. */
-export const Role = {
-  follower: 0,
-  candidate: 1,
-  leader: 2,
-  stepping_down: 3,
-};
+export const ROLE_FOLLOWER = 0;
+export const ROLE_CANDIDATE = 1;
+export const ROLE_LEADER = 2;
+export const ROLE_STEPPING_DOWN = 3;
 export const ROLE_NAMES = [
   'follower',
   'candidate',
@@ -58,33 +50,31 @@ export const ROLE_NAMES = [
 ];
 
 /** Reason in wasm/core/types.h. */
-export const Reason = {
-  none: 0,
-  startup: 1,
-  not_eligible: 2,
-  lock_granted: 3,
-  lock_lost: 4,
-  lease_acquired: 5,
-  lease_lost: 6,
-  lease_expired: 7,
-  takeover: 8,
-  steal: 9,
-  epoch_ready: 10,
-  frozen: 11,
-  closing: 12,
-  hidden: 13,
-  offline: 14,
-  app_version: 15,
-  session_changed: 16,
-  newer_epoch: 17,
-  conflict: 18,
-  stalled: 19,
-  abdicate: 20,
-  prefer_visible: 21,
-  leader_goodbye: 22,
-  dispose: 23,
-  storage_failed: 24,
-};
+export const REASON_NONE = 0;
+export const REASON_STARTUP = 1;
+export const REASON_NOT_ELIGIBLE = 2;
+export const REASON_LOCK_GRANTED = 3;
+export const REASON_LOCK_LOST = 4;
+export const REASON_LEASE_ACQUIRED = 5;
+export const REASON_LEASE_LOST = 6;
+export const REASON_LEASE_EXPIRED = 7;
+export const REASON_TAKEOVER = 8;
+export const REASON_STEAL = 9;
+export const REASON_EPOCH_READY = 10;
+export const REASON_FROZEN = 11;
+export const REASON_CLOSING = 12;
+export const REASON_HIDDEN = 13;
+export const REASON_OFFLINE = 14;
+export const REASON_APP_VERSION = 15;
+export const REASON_SESSION_CHANGED = 16;
+export const REASON_NEWER_EPOCH = 17;
+export const REASON_CONFLICT = 18;
+export const REASON_STALLED = 19;
+export const REASON_ABDICATE = 20;
+export const REASON_PREFER_VISIBLE = 21;
+export const REASON_LEADER_GOODBYE = 22;
+export const REASON_DISPOSE = 23;
+export const REASON_STORAGE_FAILED = 24;
 export const REASON_NAMES = [
   'none',
   'startup',
@@ -114,14 +104,12 @@ export const REASON_NAMES = [
 ];
 
 /** Degraded in wasm/core/types.h. */
-export const Degraded = {
-  none: 0,
-  not_durable: 1,
-  storage_timeout: 2,
-  store_regressed: 3,
-  behind_claim: 4,
-  storage_failed: 5,
-};
+export const DEGRADED_NONE = 0;
+export const DEGRADED_NOT_DURABLE = 1;
+export const DEGRADED_STORAGE_TIMEOUT = 2;
+export const DEGRADED_STORE_REGRESSED = 3;
+export const DEGRADED_BEHIND_CLAIM = 4;
+export const DEGRADED_STORAGE_FAILED = 5;
 export const DEGRADED_NAMES = [
   'none',
   'not-durable',
@@ -132,26 +120,24 @@ export const DEGRADED_NAMES = [
 ];
 
 /** EventKind in wasm/core/node.h. */
-export const EventKind = {
-  tick: 0,
-  message: 1,
-  join: 2,
-  leave: 3,
-  lock_granted: 4,
-  lock_lost: 5,
-  lock_unavailable: 6,
-  epoch_allocated: 7,
-  lease_result: 8,
-  lease_failed: 9,
-  lifecycle: 10,
-  online: 11,
-  offline: 12,
-  session_changed: 13,
-  abdicate: 14,
-  force_election: 15,
-  dispose: 16,
-  lease_aborted: 17,
-};
+export const EVENT_KIND_TICK = 0;
+export const EVENT_KIND_MESSAGE = 1;
+export const EVENT_KIND_JOIN = 2;
+export const EVENT_KIND_LEAVE = 3;
+export const EVENT_KIND_LOCK_GRANTED = 4;
+export const EVENT_KIND_LOCK_LOST = 5;
+export const EVENT_KIND_LOCK_UNAVAILABLE = 6;
+export const EVENT_KIND_EPOCH_ALLOCATED = 7;
+export const EVENT_KIND_LEASE_RESULT = 8;
+export const EVENT_KIND_LEASE_FAILED = 9;
+export const EVENT_KIND_LIFECYCLE = 10;
+export const EVENT_KIND_ONLINE = 11;
+export const EVENT_KIND_OFFLINE = 12;
+export const EVENT_KIND_SESSION_CHANGED = 13;
+export const EVENT_KIND_ABDICATE = 14;
+export const EVENT_KIND_FORCE_ELECTION = 15;
+export const EVENT_KIND_DISPOSE = 16;
+export const EVENT_KIND_LEASE_ABORTED = 17;
 export const EVENT_KIND_NAMES = [
   'tick',
   'message',
@@ -174,16 +160,14 @@ export const EVENT_KIND_NAMES = [
 ];
 
 /** EffectKind in wasm/core/node.h. */
-export const EffectKind = {
-  broadcast: 0,
-  lock_request: 1,
-  lock_release: 2,
-  allocate_epoch: 3,
-  lease_try: 4,
-  elected: 5,
-  deposed: 6,
-  leader_changed: 7,
-};
+export const EFFECT_KIND_BROADCAST = 0;
+export const EFFECT_KIND_LOCK_REQUEST = 1;
+export const EFFECT_KIND_LOCK_RELEASE = 2;
+export const EFFECT_KIND_ALLOCATE_EPOCH = 3;
+export const EFFECT_KIND_LEASE_TRY = 4;
+export const EFFECT_KIND_ELECTED = 5;
+export const EFFECT_KIND_DEPOSED = 6;
+export const EFFECT_KIND_LEADER_CHANGED = 7;
 export const EFFECT_KIND_NAMES = [
   'broadcast',
   'lock-request',
@@ -196,23 +180,19 @@ export const EFFECT_KIND_NAMES = [
 ];
 
 /** LockMode in wasm/core/node.h. */
-export const LockMode = {
-  queue: 0,
-  steal: 1,
-};
+export const LOCK_MODE_QUEUE = 0;
+export const LOCK_MODE_STEAL = 1;
 export const LOCK_MODE_NAMES = [
   'queue',
   'steal',
 ];
 
 /** wire::Kind in wasm/core/wire.h. */
-export const FrameKind = {
-  hello: 1,
-  presence: 2,
-  heartbeat: 3,
-  goodbye: 4,
-  abdicate_request: 5,
-};
+export const FRAME_KIND_HELLO = 1;
+export const FRAME_KIND_PRESENCE = 2;
+export const FRAME_KIND_HEARTBEAT = 3;
+export const FRAME_KIND_GOODBYE = 4;
+export const FRAME_KIND_ABDICATE_REQUEST = 5;
 export const FRAME_KIND_NAMES = [
   null,
   'hello',

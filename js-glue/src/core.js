@@ -19,11 +19,15 @@ import {
   COUNTER_NAMES,
   DEGRADED_NAMES,
   EFFECT_KIND_NAMES,
-  EventKind,
+  EVENT_KIND_EPOCH_ALLOCATED,
+  EVENT_KIND_JOIN,
+  EVENT_KIND_LEASE_RESULT,
+  EVENT_KIND_LIFECYCLE,
+  EVENT_KIND_MESSAGE,
+  EVENT_KIND_TICK,
   LIFECYCLE_NAMES,
   LIVENESS_NAMES,
   LOCK_MODE_NAMES,
-  Lifecycle,
   REASON_NAMES,
   ROLE_NAMES,
 } from './constants.js';
@@ -33,6 +37,8 @@ const MAGIC = 0xbb;
 const VERSION = 1;
 /** Query in boundary.h. */
 const QUERY = { presence: 0, metrics: 1, log: 2, fenceAdmit: 3, fenceHighest: 4, leaseDecide: 5 };
+/** FenceQuery in boundary.h. */
+const FENCE_QUERY = { admit: 0, highest: 1 };
 /** Policy flags of a join (boundary.cc). */
 const ALLOW_HIDDEN = 1;
 const PREFER_VISIBLE = 2;
@@ -392,12 +398,12 @@ export class Core {
   // Events. Each returns the step's effects; a disposed core returns none.
 
   tick(now) {
-    return this.event(EventKind.tick, now) ? this.run() : NO_EFFECTS;
+    return this.event(EVENT_KIND_TICK, now) ? this.run() : NO_EFFECTS;
   }
 
   /** @param {Uint8Array} frame a frame from the channel */
   message(now, frame) {
-    if (!this.event(EventKind.message, now)) return NO_EFFECTS;
+    if (!this.event(EVENT_KIND_MESSAGE, now)) return NO_EFFECTS;
     bytes(frame);
     return this.run();
   }
@@ -407,7 +413,7 @@ export class Core {
    *   requiresNetwork: boolean, newestAppOnly: boolean}} policy
    */
   join(now, resource, policy) {
-    if (!this.event(EventKind.join, now)) return NO_EFFECTS;
+    if (!this.event(EVENT_KIND_JOIN, now)) return NO_EFFECTS;
     str(resource);
     str(policy.requiredCapability ?? '');
     u8((policy.allowHidden ? ALLOW_HIDDEN : 0) | (policy.preferVisible ? PREFER_VISIBLE : 0)
@@ -415,15 +421,19 @@ export class Core {
     return this.run();
   }
 
-  /** @param {'leave'|'lock_granted'|'lock_lost'|'lock_unavailable'|'lease_failed'|'lease_aborted'|'abdicate'|'force_election'} kind */
+  /**
+   * @param {number} kind an event about one resource (constants.js): EVENT_KIND_LEAVE,
+   *   _LOCK_GRANTED, _LOCK_LOST, _LOCK_UNAVAILABLE, _LEASE_FAILED, _LEASE_ABORTED, _ABDICATE
+   *   or _FORCE_ELECTION
+   */
   resourceEvent(kind, now, resource) {
-    if (!this.event(EventKind[kind], now)) return NO_EFFECTS;
+    if (!this.event(kind, now)) return NO_EFFECTS;
     str(resource);
     return this.run();
   }
 
   epochAllocated(now, resource, epoch, durable) {
-    if (!this.event(EventKind.epoch_allocated, now)) return NO_EFFECTS;
+    if (!this.event(EVENT_KIND_EPOCH_ALLOCATED, now)) return NO_EFFECTS;
     str(resource);
     f64(epoch);
     u8(durable ? 1 : 0);
@@ -432,22 +442,22 @@ export class Core {
 
   /** @param {LeaseRecord | null} record the record now in the store */
   leaseResult(now, resource, record) {
-    if (!this.event(EventKind.lease_result, now)) return NO_EFFECTS;
+    if (!this.event(EVENT_KIND_LEASE_RESULT, now)) return NO_EFFECTS;
     str(resource);
     lease(record);
     return this.run();
   }
 
-  /** @param {keyof typeof Lifecycle} state */
+  /** @param {'active'|'hidden'|'frozen'|'restored'|'closing'} state */
   lifecycle(now, state) {
-    if (!this.event(EventKind.lifecycle, now)) return NO_EFFECTS;
-    u8(Lifecycle[state]);
+    if (!this.event(EVENT_KIND_LIFECYCLE, now)) return NO_EFFECTS;
+    u8(LIFECYCLE_NAMES.indexOf(state));
     return this.run();
   }
 
-  /** @param {'tick'|'online'|'offline'|'session_changed'|'dispose'} kind */
+  /** @param {number} kind EVENT_KIND_TICK, _ONLINE, _OFFLINE, _SESSION_CHANGED or _DISPOSE (constants.js) */
   plainEvent(kind, now) {
-    return this.event(EventKind[kind], now) ? this.run() : NO_EFFECTS;
+    return this.event(kind, now) ? this.run() : NO_EFFECTS;
   }
 
   /** @returns {number} when the next `tick` is due (Infinity: none). */
@@ -556,6 +566,52 @@ export class Core {
     if (!this.query(QUERY.fenceHighest)) return 0;
     str(resource);
     answer(M.ask(this.handle, length()));
+    return rf64();
+  }
+}
+
+/** Frees the fences dropped undisposed; made with the first one, so an app that makes none does not carry it. */
+let fenceRegistry = null;
+
+/**
+ * A fence of its own in the core (tab-baton's Fence): the core's comparison (core/fence.h),
+ * without an election core. Internal: never handed to users. Needs the core loaded.
+ */
+export class FenceTable {
+  constructor() {
+    if (!M) throw new Error('tab-baton: the WebAssembly core is not loaded yet; await load() first');
+    if (!fenceRegistry && typeof FinalizationRegistry === 'function') fenceRegistry = new FinalizationRegistry((handle) => M.fenceClose(handle));
+    this.handle = M.fenceOpen();
+    fenceRegistry?.register(this, this.handle, this);
+  }
+
+  /** Frees the C++ object. Idempotent. */
+  dispose() {
+    if (!this.handle) return;
+    fenceRegistry?.unregister(this);
+    M.fenceClose(this.handle);
+    this.handle = 0;
+  }
+
+  /** Starts a fence query record on `resource`. */
+  query(kind, resource) {
+    begin();
+    u8(kind);
+    str(resource);
+  }
+
+  /** @returns {boolean} true when `epoch` is at least the highest seen for `resource` (then it becomes the highest). */
+  admit(resource, epoch) {
+    this.query(FENCE_QUERY.admit, resource);
+    f64(epoch);
+    answer(M.fenceAsk(this.handle, length()));
+    return r8() === 1;
+  }
+
+  /** @returns {number} the highest epoch admitted for `resource` (0: none). */
+  highest(resource) {
+    this.query(FENCE_QUERY.highest, resource);
+    answer(M.fenceAsk(this.handle, length()));
     return rf64();
   }
 }

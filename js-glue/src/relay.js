@@ -129,7 +129,7 @@ class Relay {
     this.running = true;
     try {
       while (this.queue.length > 0 && !this.closed) {
-        const effects = this.queue.shift()(this.env.now());
+        const effects = this.queue.shift()(this.env.monotonic());
         for (const effect of effects) this.execute(effect);
       }
     } finally {
@@ -194,7 +194,7 @@ class Relay {
     this.timer = null;
     this.timerAt = at;
     if (at === Infinity) return;
-    const delay = Math.max(0, Math.ceil(at - this.env.now()));
+    const delay = Math.max(0, Math.ceil(at - this.env.monotonic()));
     const timer = this.env.setTimeout(() => {
       if (this.timer !== timer) return;
       this.timer = null;

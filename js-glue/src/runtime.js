@@ -17,8 +17,11 @@
  * start-up then waits for the wasm and the lock side by side. Nothing is decided early:
  * the grant waits in the queue like any event, the core's first request for the lock
  * takes the early one over, and an early request the core did not make once it has
- * stepped its first events (the tab is not eligible) is given back. An early grant starts
- * the epoch's transaction too, so that it runs while the core loads.
+ * stepped its first events (the tab is not eligible) is given back.
+ *
+ * A lock's grant begins the epoch's transaction in the grant's own task, before the core
+ * steps the grant (and, for an early grant, while the core loads): only the lock's holder
+ * allocates, and the core's request for that epoch uses the answer while the grant stands.
  *
  * @module tab-baton/runtime
  */
@@ -27,7 +30,16 @@ import { Channel } from './channel.js';
 import { WebLocks } from './web-locks.js';
 import { LOCKS_PROBE_TIMEOUT_MS, probeLocks } from './locks-probe.js';
 import { reportError } from './errors.js';
-import { AUTHORITY_NAMES } from './constants.js';
+import {
+  AUTHORITY_NAMES,
+  EVENT_KIND_DISPOSE,
+  EVENT_KIND_LEASE_ABORTED,
+  EVENT_KIND_LEASE_FAILED,
+  EVENT_KIND_LOCK_GRANTED,
+  EVENT_KIND_LOCK_UNAVAILABLE,
+  EVENT_KIND_OFFLINE,
+  EVENT_KIND_ONLINE,
+} from './constants.js';
 
 let leaseModule = null;
 /**
@@ -107,7 +119,7 @@ export class Runtime {
       reportError(error);
     }
     const report = (kind, resource) => {
-      if (kind === 'lock_granted' && !this.core && this.early.get(resource) === 'requested') this.allocateEarly(resource);
+      if (kind === EVENT_KIND_LOCK_GRANTED) this.allocateEarly(resource);
       this.step((core, now) => core.resourceEvent(kind, now, resource));
     };
     const probe = {
@@ -141,7 +153,7 @@ export class Runtime {
               key: names.leaseKey,
               decide: (resource, record) => this.core.leaseDecide(resource, record, env.monotonic()),
               committed: (resource, record) => this.step((core, now) => core.leaseResult(now, resource, record)),
-              failed: (resource) => report('lease_failed', resource),
+              failed: (resource) => report(EVENT_KIND_LEASE_FAILED, resource),
               counters,
             });
             return this.leaseAuthority_;
@@ -151,7 +163,7 @@ export class Runtime {
     if (database && authority === 'lease') loadLease().catch(() => {});
 
     if (lifecycle !== 'active') this.step((core, now) => core.lifecycle(now, lifecycle));
-    if (!online) this.step((core, now) => core.plainEvent('offline', now));
+    if (!online) this.step((core, now) => core.plainEvent(EVENT_KIND_OFFLINE, now));
     whenLoaded(() => {
       if (this.closed) return;
       this.core = new Core({
@@ -218,9 +230,12 @@ export class Runtime {
   }
 
   /**
-   * The early lock request was granted while the core loads: its epoch's transaction runs
-   * now rather than once the core asks for it (EpochStore.allocateEarly), for as long as
-   * this grant stands.
+   * A lock was granted: its epoch's transaction begins now, in the grant's task, before the
+   * core steps the grant (or, for a request made before the core was loaded, while it
+   * loads), rather than once the core asks for it (EpochStore.allocateEarly): on a loaded
+   * machine every step before the first request to the store is one more chance to lose the
+   * processor. The core still decides: its request uses the answer only while this grant
+   * stands.
    */
   allocateEarly(resource) {
     const request = this.locks.requests.get(resource);
@@ -236,7 +251,7 @@ export class Runtime {
     this.early.clear();
   }
 
-  /** @param {'leave'|'abdicate'|'force_election'} kind */
+  /** @param {number} kind EVENT_KIND_LEAVE, EVENT_KIND_ABDICATE or EVENT_KIND_FORCE_ELECTION (constants.js) */
   resourceEvent(kind, resource) {
     this.step((core, now) => core.resourceEvent(kind, now, resource));
   }
@@ -277,12 +292,12 @@ export class Runtime {
    */
   abortLeaseTransactions() {
     for (const resource of this.leaseAuthority_?.abortAll() ?? []) {
-      this.step((core, now) => core.resourceEvent('lease_aborted', now, resource));
+      this.step((core, now) => core.resourceEvent(EVENT_KIND_LEASE_ABORTED, now, resource));
     }
   }
 
   network(online) {
-    this.step((core, now) => core.plainEvent(online ? 'online' : 'offline', now));
+    this.step((core, now) => core.plainEvent(online ? EVENT_KIND_ONLINE : EVENT_KIND_OFFLINE, now));
   }
 
   /**
@@ -308,7 +323,7 @@ export class Runtime {
       this.close();
       return;
     }
-    this.step((core, now) => core.plainEvent('dispose', now));
+    this.step((core, now) => core.plainEvent(EVENT_KIND_DISPOSE, now));
   }
 
   // ------------------------------------------------------------------ the loop
@@ -348,7 +363,7 @@ export class Runtime {
         // The core's first queued request takes over the one made before it was loaded.
         if (this.takeOverEarly(resource, effect.mode)) break;
         if (this.locks) this.locks.request(resource, effect.mode);
-        else this.step((core, now) => core.resourceEvent('lock_unavailable', now, resource));
+        else this.step((core, now) => core.resourceEvent(EVENT_KIND_LOCK_UNAVAILABLE, now, resource));
         break;
       case 'lock-release':
         this.early.delete(resource);
@@ -363,7 +378,7 @@ export class Runtime {
         break;
       case 'lease-try':
         if (!this.makeLease) {
-          this.step((core, now) => core.resourceEvent('lease_failed', now, resource));
+          this.step((core, now) => core.resourceEvent(EVENT_KIND_LEASE_FAILED, now, resource));
           break;
         }
         this.inFlight_ += 1;
@@ -374,7 +389,7 @@ export class Runtime {
           : (this.lease ??= this.makeLease()).then((lease) => lease.run(resource, effect.unread), () => {
               // lease.js could not be loaded (its chunk not served): the try failed.
               this.counters.leaseFailures += 1;
-              this.step((core, now) => core.resourceEvent('lease_failed', now, resource));
+              this.step((core, now) => core.resourceEvent(EVENT_KIND_LEASE_FAILED, now, resource));
             })
         ).finally(() => this.settled());
         break;

@@ -185,7 +185,7 @@ class Talk {
     if (TERM_KINDS.has(msg.k)) {
       const verdict = this.gate.verdict(msg, this.confirmedLeader());
       if (verdict === 'wait') {
-        this.gate.hold(msg, this.env.now());
+        this.gate.hold(msg, this.env.monotonic());
         this.pollHeld();
       }
       if (verdict !== 'take') return;
@@ -210,7 +210,7 @@ class Talk {
     this.holdTimer = this.env.setTimeout(() => {
       this.holdTimer = null;
       if (this.closed) return;
-      const { take, expired } = this.gate.release(this.confirmedLeader(), this.env.now());
+      const { take, expired } = this.gate.release(this.confirmedLeader(), this.env.monotonic());
       for (const msg of take) this.take(msg);
       // A leader's announcement dropped because this tab's election had not caught up (a
       // core still loading on a busy machine): ask who leads again, once per such drop.
@@ -221,7 +221,7 @@ class Talk {
 
   /** A checked message this tab believes. */
   take(msg) {
-    const now = this.env.now();
+    const now = this.env.monotonic();
     switch (msg.k) {
       case 'req':
         this.endpoint?.request(msg);
@@ -274,7 +274,7 @@ class Talk {
         reject(error);
         return;
       }
-      if (!this.table.add(requestId, this.env.now(), timeoutMs)) {
+      if (!this.table.add(requestId, this.env.monotonic(), timeoutMs)) {
         reject(new RequestError('TOO_MANY', `${this.table.budget.max} requests of this tab already wait`, { resource: this.resource }));
         return;
       }
@@ -320,14 +320,14 @@ class Talk {
       this.timer = null;
       this.timerAt = Infinity;
       this.tick();
-    }, Math.max(0, next - this.env.now()));
+    }, Math.max(0, next - this.env.monotonic()));
     // Baton's timers do not keep Node alive; a pending request is awaited by the app, so its does.
     this.timer?.ref?.();
   }
 
   tick() {
     if (this.closed) return;
-    const { resend, expired } = this.table.tick(this.env.now());
+    const { resend, expired } = this.table.tick(this.env.monotonic());
     for (const id of resend) this.send(id);
     for (const { id, code } of expired) {
       const details = { resource: this.resource, requestId: id };
@@ -464,7 +464,7 @@ class Endpoint {
   /** 'lead': who leads, with its state if it published one (answers 'hello' too). */
   announce() {
     if (!this.token) return;
-    this.announcedAt = this.talk.env.now();
+    this.announcedAt = this.talk.env.monotonic();
     this.talk.post({ k: 'lead', epoch: this.token.epoch, ...(this.stateSeq > 0 ? { seq: this.stateSeq, state: this.stateValue } : {}) });
   }
 
@@ -474,7 +474,7 @@ class Endpoint {
    */
   answerHello() {
     if (!this.token || this.helloTimer !== null) return;
-    const wait = this.announcedAt + HELLO_ANSWER_MS - this.talk.env.now();
+    const wait = this.announcedAt + HELLO_ANSWER_MS - this.talk.env.monotonic();
     if (wait <= 0) {
       this.announce();
       return;

@@ -12,6 +12,7 @@
  */
 
 import { setTestHooksInstaller } from './baton.js';
+import { EVENT_KIND_FORCE_ELECTION } from './constants.js';
 
 /** Makes `createBaton({ testHooks: true })` available. Idempotent. */
 export function enableTestHooks() {
@@ -30,7 +31,7 @@ export function installTestHooks(baton) {
       return { ...view, state: entry ? entry.state() : view.role, token: entry ? entry.handle.token() : null };
     },
     forceElection(resource) {
-      if (!baton.disposed && !baton.suspended_) baton.runtime_.resourceEvent('force_election', resource);
+      if (!baton.disposed && !baton.suspended_) baton.runtime_.resourceEvent(EVENT_KIND_FORCE_ELECTION, resource);
     },
     /** `{event: false}`: stop the timer only, as when a page is frozen or throttled without a `freeze` event. */
     simulateFreeze({ event = true } = {}) {

@@ -29,6 +29,7 @@
  */
 
 import { isRefusal } from './env.js';
+import { EVENT_KIND_LOCK_GRANTED, EVENT_KIND_LOCK_LOST, EVENT_KIND_LOCK_UNAVAILABLE } from './constants.js';
 
 /** Queued requests in a row that fail with anything but a SecurityError before Web Locks count as refused. */
 const FAILURES_BEFORE_REFUSAL = 3;
@@ -48,7 +49,7 @@ export class WebLocks {
   /**
    * @param {any} locks `navigator.locks`
    * @param {(resource: string) => string} lockName
-   * @param {(kind: 'lock_granted'|'lock_lost'|'lock_unavailable', resource: string) => void} report
+   * @param {(kind: number, resource: string) => void} report an EVENT_KIND_LOCK_* (constants.js)
    * @param {Record<string, number>} counters glue counters (staleGrants, locksLost, lockErrors, foreignHolderWaits)
    * @param {((resource: string) => string) | null} markerName the marker lock of a Baton
    *   holder, where the lock name is shared with foreign code; null otherwise
@@ -133,7 +134,7 @@ export class WebLocks {
         req.unlock = resolve;
       });
       if (this.markerName) this.mark(resource, req);
-      this.report('lock_granted', resource);
+      this.report(EVENT_KIND_LOCK_GRANTED, resource);
       return hold;
     };
     const rejected = (error) => {
@@ -144,10 +145,10 @@ export class WebLocks {
       req.unlock?.(); // nothing waits on it any more; let it settle
       if (wasHeld) {
         this.counters.locksLost += 1;
-        this.report('lock_lost', resource);
+        this.report(EVENT_KIND_LOCK_LOST, resource);
       } else {
         this.counters.lockErrors += 1;
-        this.report('lock_unavailable', resource);
+        this.report(EVENT_KIND_LOCK_UNAVAILABLE, resource);
         this.failures += 1;
         if (isRefusal(error) || this.failures >= FAILURES_BEFORE_REFUSAL) this.refuse(error);
       }
@@ -233,7 +234,7 @@ export class WebLocks {
         }
         this.counters.foreignHolderWaits += 1;
         this.release(resource);
-        this.report('lock_unavailable', resource);
+        this.report(EVENT_KIND_LOCK_UNAVAILABLE, resource);
       });
   }
 

@@ -5,6 +5,7 @@
 //
 //   constants_js FILE            exits 1 (and says so) if FILE differs
 //   constants_js --write FILE    writes FILE
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -20,24 +21,26 @@ using namespace baton;
 
 namespace {
 
-// An enum as { identifier: value } (the C++ enumerator's spelling) and its names by value
-// (the dashed spelling that traces, metrics and the public API use).
+// An enum as one export per value, named after the enum and the enumerator
+// (AUTHORITY_WEB_LOCKS = 0), then its names by value (the dashed spelling that traces,
+// metrics and the public API use). One export each rather than an object: a bundler
+// inlines the values the glue uses and drops the rest.
 template <typename E>
-std::string enumeration(const char* object, const char* names, const char* comment) {
-  std::string by_id, by_value;
+std::string enumeration(const char* prefix, const char* comment) {
+  std::string values, names;
   int last = -1;
   for (int v = 0; v < 256; ++v) {
     std::string name = to_string(static_cast<E>(v));
     if (name == "?") continue;
     std::string id = name;
-    for (char& c : id) c = c == '-' ? '_' : c;
-    by_id += "  " + id + ": " + std::to_string(v) + ",\n";
-    for (int gap = last + 1; gap < v; ++gap) by_value += "  null,\n";
-    by_value += "  '" + name + "',\n";
+    for (char& c : id) c = c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    values += std::string("export const ") + prefix + "_" + id + " = " + std::to_string(v) + ";\n";
+    for (int gap = last + 1; gap < v; ++gap) names += "  null,\n";
+    names += "  '" + name + "',\n";
     last = v;
   }
-  return std::string("/** ") + comment + " */\nexport const " + object + " = {\n" + by_id +
-         "};\nexport const " + names + " = [\n" + by_value + "];\n\n";
+  return std::string("/** ") + comment + " */\n" + values + "export const " + prefix + "_NAMES = [\n" + names +
+         "];\n\n";
 }
 
 std::string number(const char* name, double value, const char* comment) {
@@ -57,16 +60,16 @@ std::string render() {
   std::string js =
       "// Generated from the C++ core by tests/constants/constants_js.cc: do not edit.\n"
       "// Regenerate: build/native/tests/constants_js --write js-glue/src/constants.js\n\n";
-  js += enumeration<Authority>("Authority", "AUTHORITY_NAMES", "Authority in wasm/core/types.h.");
-  js += enumeration<Lifecycle>("Lifecycle", "LIFECYCLE_NAMES", "Lifecycle in wasm/core/types.h.");
-  js += enumeration<Liveness>("Liveness", "LIVENESS_NAMES", "Liveness in wasm/core/types.h.");
-  js += enumeration<Role>("Role", "ROLE_NAMES", "Role in wasm/core/types.h.");
-  js += enumeration<Reason>("Reason", "REASON_NAMES", "Reason in wasm/core/types.h.");
-  js += enumeration<Degraded>("Degraded", "DEGRADED_NAMES", "Degraded in wasm/core/types.h.");
-  js += enumeration<EventKind>("EventKind", "EVENT_KIND_NAMES", "EventKind in wasm/core/node.h.");
-  js += enumeration<EffectKind>("EffectKind", "EFFECT_KIND_NAMES", "EffectKind in wasm/core/node.h.");
-  js += enumeration<LockMode>("LockMode", "LOCK_MODE_NAMES", "LockMode in wasm/core/node.h.");
-  js += enumeration<wire::Kind>("FrameKind", "FRAME_KIND_NAMES", "wire::Kind in wasm/core/wire.h.");
+  js += enumeration<Authority>("AUTHORITY", "Authority in wasm/core/types.h.");
+  js += enumeration<Lifecycle>("LIFECYCLE", "Lifecycle in wasm/core/types.h.");
+  js += enumeration<Liveness>("LIVENESS", "Liveness in wasm/core/types.h.");
+  js += enumeration<Role>("ROLE", "Role in wasm/core/types.h.");
+  js += enumeration<Reason>("REASON", "Reason in wasm/core/types.h.");
+  js += enumeration<Degraded>("DEGRADED", "Degraded in wasm/core/types.h.");
+  js += enumeration<EventKind>("EVENT_KIND", "EventKind in wasm/core/node.h.");
+  js += enumeration<EffectKind>("EFFECT_KIND", "EffectKind in wasm/core/node.h.");
+  js += enumeration<LockMode>("LOCK_MODE", "LockMode in wasm/core/node.h.");
+  js += enumeration<wire::Kind>("FRAME_KIND", "wire::Kind in wasm/core/wire.h.");
 
   js += "/** The counters of the core's metrics, in the order the boundary writes them (BATON_COUNTERS in wasm/boundary.h). */\n";
   js += "export const COUNTER_NAMES = [\n";

@@ -218,6 +218,19 @@ describe('relay', () => {
     await waitFor(() => relays.filter((r) => r.stats().state === 'leader').length === 1 && feed.open() === 1, { what: 'a leader with a live source' });
   });
 
+  test('the silence watchdog runs on the monotonic clock: a wall clock set back an hour does not keep a silent source', async () => {
+    const { tabs } = openTabs(2);
+    const feed = createFeed();
+    let wallBack = 0;
+    // The wall clock goes back an hour as the leader opens its (silent) source.
+    const source = () => {
+      wallBack = 3_600_000;
+    };
+    const envOf = (tab) => ({ ...tab.env, now: () => Date.now() - wallBack, monotonic: () => performance.now() });
+    const { relays } = relaysFor(tabs, feed, { envOf, relayOptions: { source, silenceMs: 300 } });
+    await waitFor(() => relays.some((r) => r.stats().silenceAbdications === 1), { what: 'the silent leader abdicated after silenceMs' });
+  });
+
   test('logout in one tab closes the stream everywhere; login starts it again from the head', async () => {
     const { tabs } = openTabs(3);
     const feed = createFeed();
