@@ -17,46 +17,73 @@ namespace baton::boundary {
 namespace {
 
 alignas(8) uint8_t io[kBufferBytes];
-// Open sessions (null where one was closed); a handle is an index + 1, so 0 means none.
-baton::GrowingArray<Session*> sessions;
 
-Session* find(int handle) {
-  if (handle < 1 || static_cast<size_t>(handle) > sessions.size()) return nullptr;
-  return sessions[handle - 1];
-}
+// What the glue holds by handle: an index + 1, so 0 means none. A closed slot is reused.
+// Untyped, so that one copy of this code serves every kind of object.
+class Handles {
+ public:
+  void* find(int handle) const {
+    if (handle < 1 || static_cast<size_t>(handle) > objects_.size()) return nullptr;
+    return objects_[handle - 1];
+  }
+  int add(void* object) {
+    for (size_t i = 0; i < objects_.size(); ++i) {
+      if (!objects_[i]) {
+        objects_[i] = object;
+        return static_cast<int>(i + 1);
+      }
+    }
+    objects_.push_back(object);
+    return static_cast<int>(objects_.size());
+  }
+  // The object of `handle` (null if none), its slot freed: the caller deletes it.
+  void* take(int handle) {
+    void* object = find(handle);
+    if (object) objects_[handle - 1] = nullptr;
+    return object;
+  }
+  int live() const {
+    int n = 0;
+    for (void* object : objects_) n += object ? 1 : 0;
+    return n;
+  }
+
+ private:
+  baton::GrowingArray<void*> objects_;
+};
+
+Handles sessions;  // election cores (Session)
+Handles fences;    // fences of their own (tab-baton's Fence)
+
+Session* session(int handle) { return static_cast<Session*>(sessions.find(handle)); }
+
+bool fits(int length) { return length >= 0 && static_cast<size_t>(length) <= kBufferBytes; }
 
 int buffer() { return static_cast<int>(reinterpret_cast<uintptr_t>(io)); }
 
 // A config record of `length` bytes -> a handle, or 0 when the record is malformed.
 int open(int length) {
   Config config;
-  if (length < 0 || static_cast<size_t>(length) > kBufferBytes || !read_config(io, length, config)) return 0;
-  for (size_t i = 0; i < sessions.size(); ++i) {
-    if (!sessions[i]) {
-      sessions[i] = new Session(config);
-      return static_cast<int>(i + 1);
-    }
-  }
-  sessions.push_back(new Session(config));
-  return static_cast<int>(sessions.size());
+  if (!fits(length) || !read_config(io, length, config)) return 0;
+  return sessions.add(new Session(config));
 }
 
-void close(int handle) {
-  if (!find(handle)) return;
-  delete sessions[handle - 1];
-  sessions[handle - 1] = nullptr;
-}
+void close(int handle) { delete static_cast<Session*>(sessions.take(handle)); }
 
 int ask(int handle, int length) {
-  if (length < 0 || static_cast<size_t>(length) > kBufferBytes) return -1;
-  Session* s = find(handle);
-  return s ? s->ask(io, length, io, kBufferBytes) : -1;
+  Session* s = session(handle);
+  return s && fits(length) ? s->ask(io, length, io, kBufferBytes) : -1;
 }
 
-int live() {
-  int n = 0;
-  for (Session* s : sessions) n += s ? 1 : 0;
-  return n;
+int live() { return sessions.live(); }
+
+int fence_open() { return fences.add(new Fence()); }
+
+void fence_close(int handle) { delete static_cast<Fence*>(fences.take(handle)); }
+
+int fence_ask(int handle, int length) {
+  Fence* f = static_cast<Fence*>(fences.find(handle));
+  return f && fits(length) ? ask_fence(*f, io, length, io, kBufferBytes) : -1;
 }
 
 }  // namespace
@@ -65,9 +92,8 @@ int live() {
 // An event record of `length` bytes for session `handle` -> the result's length, or -1.
 extern "C" EMSCRIPTEN_KEEPALIVE int baton_step(int handle, int length) {
   using namespace baton::boundary;
-  Session* s = find(handle);
-  if (!s || length < 0 || static_cast<size_t>(length) > kBufferBytes) return -1;
-  return s->step(io, length, io, kBufferBytes);
+  Session* s = session(handle);
+  return s && fits(length) ? s->step(io, length, io, kBufferBytes) : -1;
 }
 
 // embind names types with sprintf("%p"), which pulls printf into the module; this prints
@@ -98,4 +124,7 @@ EMSCRIPTEN_BINDINGS(baton) {
   emscripten::function("close", &close);
   emscripten::function("ask", &ask);
   emscripten::function("live", &live);
+  emscripten::function("fenceOpen", &fence_open);
+  emscripten::function("fenceClose", &fence_close);
+  emscripten::function("fenceAsk", &fence_ask);
 }

@@ -425,4 +425,21 @@ int Session::ask(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap
   return w.length();
 }
 
+int ask_fence(Fence& fence, const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap) {
+  Reader r(in, in_size);
+  if (!r.header()) return -1;
+  auto query = static_cast<FenceQuery>(r.below(static_cast<uint8_t>(FenceQuery::highest) + 1));
+  ResourceName resource = r.text<ResourceName>();
+  uint64_t epoch = query == FenceQuery::admit ? r.epoch() : 0;
+  if (!r.done()) return -1;
+  Writer w(out, out_cap);
+  w.header();
+  if (query == FenceQuery::admit) {
+    w.u8(fence.admit(resource, epoch) == FenceVerdict::accepted ? 1 : 0);
+  } else {
+    w.f64(static_cast<double>(fence.highest(resource)));
+  }
+  return w.length();
+}
+
 }  // namespace baton::boundary

@@ -14,6 +14,9 @@
 //                          u16 n + effects, u8 n + changed resource views)
 //   ask    in:  query    (kind u8, then by kind) out: its answer
 //
+// A fence of its own (tab-baton's Fence, for the receiver of guarded effects) is no
+// election core: a Fence (core/fence.h) asked with fence queries (FenceQuery, ask_fence).
+//
 // The result carries every view that changed in the step (role, reason, epochs, leader),
 // so the glue keeps them and never calls back to ask. Enums cross as their numbers; the
 // glue names them from js-glue/src/constants.js, generated from the same C++ headers
@@ -39,6 +42,11 @@ enum class Query : uint8_t {
   fence_admit = 3,    // resource, epoch f64 -> u8
   fence_highest = 4,  // resource -> f64
   lease_decide = 5,   // resource, lease record, now f64 (monotonic), wall f64 -> lease record
+};
+
+enum class FenceQuery : uint8_t {
+  admit = 0,    // resource, epoch f64 -> u8 (1: admitted)
+  highest = 1,  // resource -> f64
 };
 
 // The counters of Query::metrics in their order: Metrics field, name in JavaScript. The
@@ -90,6 +98,9 @@ class Session {
   // Transitions logged as of the last step: a role change shows as a new one.
   uint64_t transitions_told_ = 0;
 };
+
+// Answers one encoded fence query. Returns the answer's length or -1.
+int ask_fence(Fence& fence, const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap);
 
 // Decodes a config record; false when malformed.
 bool read_config(const uint8_t* in, size_t size, Config& config);

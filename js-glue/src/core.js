@@ -37,6 +37,8 @@ const MAGIC = 0xbb;
 const VERSION = 1;
 /** Query in boundary.h. */
 const QUERY = { presence: 0, metrics: 1, log: 2, fenceAdmit: 3, fenceHighest: 4, leaseDecide: 5 };
+/** FenceQuery in boundary.h. */
+const FENCE_QUERY = { admit: 0, highest: 1 };
 /** Policy flags of a join (boundary.cc). */
 const ALLOW_HIDDEN = 1;
 const PREFER_VISIBLE = 2;
@@ -564,6 +566,52 @@ export class Core {
     if (!this.query(QUERY.fenceHighest)) return 0;
     str(resource);
     answer(M.ask(this.handle, length()));
+    return rf64();
+  }
+}
+
+/** Frees the fences dropped undisposed; made with the first one, so an app that makes none does not carry it. */
+let fenceRegistry = null;
+
+/**
+ * A fence of its own in the core (tab-baton's Fence): the core's comparison (core/fence.h),
+ * without an election core. Internal: never handed to users. Needs the core loaded.
+ */
+export class FenceTable {
+  constructor() {
+    if (!M) throw new Error('tab-baton: the WebAssembly core is not loaded yet; await load() first');
+    if (!fenceRegistry && typeof FinalizationRegistry === 'function') fenceRegistry = new FinalizationRegistry((handle) => M.fenceClose(handle));
+    this.handle = M.fenceOpen();
+    fenceRegistry?.register(this, this.handle, this);
+  }
+
+  /** Frees the C++ object. Idempotent. */
+  dispose() {
+    if (!this.handle) return;
+    fenceRegistry?.unregister(this);
+    M.fenceClose(this.handle);
+    this.handle = 0;
+  }
+
+  /** Starts a fence query record on `resource`. */
+  query(kind, resource) {
+    begin();
+    u8(kind);
+    str(resource);
+  }
+
+  /** @returns {boolean} true when `epoch` is at least the highest seen for `resource` (then it becomes the highest). */
+  admit(resource, epoch) {
+    this.query(FENCE_QUERY.admit, resource);
+    f64(epoch);
+    answer(M.fenceAsk(this.handle, length()));
+    return r8() === 1;
+  }
+
+  /** @returns {number} the highest epoch admitted for `resource` (0: none). */
+  highest(resource) {
+    this.query(FENCE_QUERY.highest, resource);
+    answer(M.fenceAsk(this.handle, length()));
     return rf64();
   }
 }

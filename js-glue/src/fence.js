@@ -6,30 +6,26 @@
  *
  * @module tab-baton/fence
  */
-import { Core, isLoaded, load } from './core.js';
+import { FenceTable, isLoaded, load } from './core.js';
 import { staleOwner } from './errors.js';
-import { AUTHORITY_BROADCAST } from './constants.js';
-
-/** The Fence's own core: never stepped, only its fence is used. */
-const FENCE_CORE = { id: 'fence', appVersion: '0', authority: AUTHORITY_BROADCAST };
 
 export class Fence {
   constructor() {
-    /** @private @type {Core | null} made on first use, once the core is loaded */
-    this.core = null;
+    /** @private @type {FenceTable | null} made on first use, once the core is loaded */
+    this.table = null;
     /** @private */
     this.disposed = false;
     load();
   }
 
   /** @private */
-  fenceCore() {
+  fenceTable() {
     if (this.disposed) throw new Error('tab-baton: Fence used after dispose()');
-    if (!this.core) {
+    if (!this.table) {
       if (!isLoaded()) throw new Error('tab-baton: the Fence needs the WebAssembly core: await ready (or load()) before using it');
-      this.core = new Core(FENCE_CORE);
+      this.table = new FenceTable();
     }
-    return this.core;
+    return this.table;
   }
 
   /**
@@ -40,7 +36,7 @@ export class Fence {
    */
   admit(token) {
     checkToken(token);
-    return this.fenceCore().fenceAdmit(token.resource, token.epoch);
+    return this.fenceTable().admit(token.resource, token.epoch);
   }
 
   /**
@@ -54,13 +50,13 @@ export class Fence {
   /** @returns {number} the highest epoch admitted for `resource` (0: none). */
   highest(resource) {
     if (typeof resource !== 'string') throw new TypeError('Fence.highest: "resource" must be a string');
-    return this.fenceCore().fenceHighest(resource);
+    return this.fenceTable().highest(resource);
   }
 
   /** Frees the fence's memory now (otherwise when it is garbage-collected). Idempotent. */
   dispose() {
     this.disposed = true;
-    this.core?.dispose();
+    this.table?.dispose();
   }
 }
 

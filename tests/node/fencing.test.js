@@ -2,7 +2,7 @@
 // fenced() and by a Fence at the receiver. The comparison itself is the core's.
 import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createBaton, Fence, StaleOwnerError } from 'tab-baton';
+import { createBaton, Fence, StaleOwnerError, load, __internal } from 'tab-baton';
 import { leaderIndexes, openTabs, waitFor } from './helpers/tabs.js';
 
 let open = [];
@@ -97,6 +97,23 @@ describe('fencing', () => {
     assert.ok(tokens[loser].epoch < handles[winner].token().epoch, JSON.stringify(tokens));
     assert.equal(fence.admit(tokens[loser]), false);
     assert.ok(batons[loser].log().some((t) => t.from === 'leader' && (t.reason === 'conflict' || t.reason === 'newer-epoch')));
+  });
+
+  test('a Fence is no election core, and frees its memory on dispose', async () => {
+    await load();
+    const sessions = __internal.coreSessions();
+    const fence = new Fence();
+    assert.equal(fence.admit({ resource: 'db', epoch: 3 }), true);
+    assert.equal(__internal.coreSessions(), sessions, 'a Fence opens no election core session');
+    fence.dispose();
+    // Fences made and disposed by the thousand leave the heap as it was: each one is freed.
+    const heap = __internal.heapBytes();
+    for (let i = 0; i < 20_000; i += 1) {
+      const f = new Fence();
+      f.check({ resource: `r${i % 7}`, epoch: 1 + i });
+      f.dispose();
+    }
+    assert.equal(__internal.heapBytes(), heap, 'the wasm heap stayed flat');
   });
 
   test('Fence input is checked', () => {
