@@ -19,8 +19,11 @@
  * start-up then waits for the wasm and the lock side by side. Nothing is decided early:
  * the grant waits in the queue like any event, the core's first request for the lock
  * takes the early one over, and an early request the core did not make once it has
- * stepped its first events (the tab is not eligible) is given back. An early grant starts
- * the epoch's transaction too, so that it runs while the core loads.
+ * stepped its first events (the tab is not eligible) is given back.
+ *
+ * A lock's grant begins the epoch's transaction in the grant's own task, before the core
+ * steps the grant (and, for an early grant, while the core loads): only the lock's holder
+ * allocates, and the core's request for that epoch uses the answer while the grant stands.
  *
  * @module tab-baton/runtime
  */
@@ -118,7 +121,7 @@ export class Runtime {
       reportError(error);
     }
     const report = (kind, resource) => {
-      if (kind === EVENT_KIND_LOCK_GRANTED && !this.core && this.early.get(resource) === 'requested') this.allocateEarly(resource);
+      if (kind === EVENT_KIND_LOCK_GRANTED) this.allocateEarly(resource);
       this.step((core, now) => core.resourceEvent(kind, now, resource));
     };
     const probe = {
@@ -230,9 +233,12 @@ export class Runtime {
   }
 
   /**
-   * The early lock request was granted while the core loads: its epoch's transaction runs
-   * now rather than once the core asks for it (EpochStore.allocateEarly), for as long as
-   * this grant stands.
+   * A lock was granted: its epoch's transaction begins now, in the grant's task, before the
+   * core steps the grant (or, for a request made before the core was loaded, while it
+   * loads), rather than once the core asks for it (EpochStore.allocateEarly): on a loaded
+   * machine every step before the first request to the store is one more chance to lose the
+   * processor. The core still decides: its request uses the answer only while this grant
+   * stands.
    */
   allocateEarly(resource) {
     const request = this.locks.requests.get(resource);

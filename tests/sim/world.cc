@@ -12,8 +12,9 @@ namespace {
 
 bool alive(int state) { return state == 0 || state == 1; }  // running or frozen
 
-// A leader whose timers stopped (a freeze) or whose clock jumped may rightly judge itself
-// stalled for this long afterwards; a healthy one never does.
+// A leader whose timers stopped (a freeze) may rightly judge itself stalled for this long
+// afterwards, and a lease leader may lose its term this long after the wall clock jumped
+// (the record's expiry is wall time); a healthy one never does.
 constexpr double kRecoveryMs = 5000;
 
 // The timings every simulated tab runs with.
@@ -550,7 +551,7 @@ void World::on_deposed(Tab& t, const Effect& fx) {
 }
 
 bool World::healthy(const Tab& t) const {
-  return t.state == TabState::running && clock_ms_ - t.thawed_ms > kRecoveryMs && clock_ms_ - jumped_ms_ > kRecoveryMs;
+  return t.state == TabState::running && clock_ms_ - t.thawed_ms > kRecoveryMs;
 }
 
 bool World::caused_by_world(const Tab& t, const Effect& fx) const {
@@ -565,14 +566,20 @@ bool World::caused_by_world(const Tab& t, const Effect& fx) const {
     case Reason::offline: return !t.online;
     case Reason::app_version: return heard_newer_version(t);
     case Reason::lock_lost: return taken_for_cause(t, fx.resource.str());
-    case Reason::lease_lost: return taken_for_cause(t, fx.resource.str()) || store_failed(t);
-    case Reason::lease_expired:
+    case Reason::lease_lost: return taken_for_cause(t, fx.resource.str()) || store_failed(t) || wall_clock_jumped();
+    case Reason::lease_expired: return store_failed(t) || wall_clock_jumped();
     case Reason::storage_failed: return store_failed(t);
     // Broadcast-only has no authority: a claim of a newer term ends this one (README).
     case Reason::newer_epoch:
     case Reason::conflict: return t.node->authority() == Authority::broadcast;
     default: return false;  // stalled: a healthy leader's timer runs; the rest end no term
   }
+}
+
+// Only the lease reads the wall clock (its record's expiry and takeover time): a jump may
+// end its term, never a Web Locks or broadcast-only one, whose deadlines are monotonic.
+bool World::wall_clock_jumped() const {
+  return clock_ms_ - jumped_ms_ < kRecoveryMs;
 }
 
 bool World::recently_hidden(const Tab& t) const {
@@ -1081,7 +1088,6 @@ void World::jump_clock(double delta_ms) {
   disturb();
   clock_offset_ms_ += delta_ms;
   jumped_ms_ = clock_ms_;
-  for (auto& t : tabs_) t->sightings.clear();
   if (trace_) trace(format("clock jumps %+.0f ms", delta_ms));
 }
 

@@ -307,6 +307,7 @@ class World {
   void note_sender(Tab& t, const Scheduled& delivery);
   bool healthy(const Tab& t) const;
   bool caused_by_world(const Tab& t, const Effect& fx) const;
+  bool wall_clock_jumped() const;
   bool recently_hidden(const Tab& t) const;
   bool heard_newer_version(const Tab& t) const;
   bool taken_for_cause(const Tab& t, const std::string& res) const;
