@@ -80,7 +80,7 @@ const CONFIG = quick
       handoverSettleMs: 250, frames: 1000000, requests: { tabs: 5, roundTrips: 300, batches: 6, closeTrials: 10, timeoutMs: 5000 } };
 if (option('--trials')) {
   const n = Number(option('--trials'));
-  for (const key of ['handoverTrials', 'fallbackCloseTrials', 'fallbackCrashTrials', 'frozenTrials', 'startupTrials']) CONFIG[key] = n;
+  for (const key of ['handoverTrials', 'fallbackCloseTrials', 'fallbackCrashTrials', 'frozenTrials', 'startupTrials', 'diagnoseTrials']) CONFIG[key] = n;
 }
 if (option('--tabs')) CONFIG.tabs = CONFIG.requests.tabs = Number(option('--tabs'));
 if (option('--idle-ns')) CONFIG.idleNs = option('--idle-ns').split(',').map(Number);
@@ -171,7 +171,9 @@ async function main() {
     }
     if ((phase('diagnose') && CONFIG.diagnoseTrials) || (only && only.has('diagnose'))) {
       const traced = { ...SUBJECTS[0], key: 'baton-traced', query: { trace: '1' } };
-      results.diagnose = (await handovers(bench, [traced], { ...common, kinds: ['close'], trials: CONFIG.diagnoseTrials || 2, timeoutMs: 5000 }))[traced.key].close;
+      const x = (await handovers(bench, [traced], { ...common, kinds: ['close', 'crash'], trials: CONFIG.diagnoseTrials || 2, timeoutMs: 5000 }))[traced.key];
+      results.diagnose = x.close;
+      results.diagnoseCrash = x.crash;
     }
     if (phase('fallback')) {
       results.fallback ??= { close: {}, crash: {} };

@@ -139,7 +139,7 @@ class Writer {
   bool ok_ = true;
 };
 
-constexpr uint8_t kEventKinds = static_cast<uint8_t>(EventKind::lease_aborted) + 1;
+constexpr uint8_t kEventKinds = static_cast<uint8_t>(EventKind::fence_check) + 1;
 constexpr uint8_t kAuthorities = 3;
 
 LeaseRecord read_lease(Reader& r) {
@@ -204,9 +204,14 @@ bool read_event(Reader& r, Event& e) {
       e.epoch = r.epoch();
       e.durable = r.flag();
       break;
+    case EventKind::lease_read:
     case EventKind::lease_result:
       e.resource = r.text<ResourceName>();
       e.lease = read_lease(r);
+      break;
+    case EventKind::fence_check:
+      e.resource = r.text<ResourceName>();
+      e.epoch = r.epoch();
       break;
     case EventKind::lifecycle:
       e.lifecycle = static_cast<Lifecycle>(r.below(kLifecycleCount));
@@ -240,9 +245,15 @@ void write_effect(Writer& w, const Effect& fx) {
       w.u8(static_cast<uint8_t>(fx.reason));
       w.u8(static_cast<uint8_t>(fx.degraded));
       break;
-    case EffectKind::lease_try:
+    case EffectKind::lease_write:
       w.u8(fx.unread ? 1 : 0);
+      write_lease(w, fx.lease);
       break;
+    case EffectKind::fence_verdict:
+      w.u8(fx.verdict == FenceVerdict::accepted ? 1 : 0);
+      w.f64(static_cast<double>(fx.epoch));
+      break;
+    case EffectKind::lease_try:
     case EffectKind::lock_release:
     case EffectKind::leader_changed:
       break;
@@ -352,7 +363,7 @@ int Session::step(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_ca
 int Session::ask(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap) {
   Reader r(in, in_size);
   if (!r.header()) return -1;
-  auto query = static_cast<Query>(r.below(static_cast<uint8_t>(Query::lease_decide) + 1));
+  auto query = static_cast<Query>(r.below(static_cast<uint8_t>(Query::log) + 1));
   if (!r.ok()) return -1;
   Writer w(out, out_cap);
   w.header();
@@ -398,28 +409,6 @@ int Session::ask(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap
         w.u8(static_cast<uint8_t>(t.reason));
         w.f64(static_cast<double>(t.epoch));
       }
-      break;
-    }
-    case Query::fence_admit: {
-      ResourceName resource = r.text<ResourceName>();
-      uint64_t epoch = r.epoch();
-      if (!r.done()) return -1;
-      w.u8(node_.fence().admit(resource, epoch) == FenceVerdict::accepted ? 1 : 0);
-      break;
-    }
-    case Query::fence_highest: {
-      ResourceName resource = r.text<ResourceName>();
-      if (!r.done()) return -1;
-      w.f64(static_cast<double>(node_.fence().highest(resource)));
-      break;
-    }
-    case Query::lease_decide: {
-      ResourceName resource = r.text<ResourceName>();
-      LeaseRecord current = read_lease(r);
-      double now_ms = r.time();
-      double wall_ms = r.time();
-      if (!r.done()) return -1;
-      write_lease(w, node_.lease_decide(resource, current, now_ms, wall_ms));
       break;
     }
   }

@@ -18,8 +18,11 @@
 // election core: a Fence (core/fence.h) asked with fence queries (FenceQuery, ask_fence).
 //
 // The result carries every view that changed in the step (role, reason, epochs, leader),
-// so the glue keeps them and never calls back to ask. Enums cross as their numbers; the
-// glue names them from js-glue/src/constants.js, generated from the same C++ headers
+// so the glue keeps them and never calls back to ask. What the glue must know at once
+// comes from a step too: the lease transaction steps lease_read and applies the
+// lease_write effect it answers with; fenced() steps fence_check and reads the
+// fence_verdict effect. Queries only read. Enums cross as their numbers; the glue names
+// them from js-glue/src/constants.js, generated from the same C++ headers
 // (tests/constants/constants_js.cc), so the wasm carries no name tables.
 #pragma once
 #include <cstddef>
@@ -39,9 +42,6 @@ enum class Query : uint8_t {
   presence = 0,       // now f64 (monotonic), wall f64
   metrics = 1,        // -> BATON_COUNTERS, then step-downs by Reason: f64 each
   log = 2,
-  fence_admit = 3,    // resource, epoch f64 -> u8
-  fence_highest = 4,  // resource -> f64
-  lease_decide = 5,   // resource, lease record, now f64 (monotonic), wall f64 -> lease record
 };
 
 enum class FenceQuery : uint8_t {

@@ -432,14 +432,30 @@ function throughputSection(r) {
 function diagnoseSection(r) {
   const list = trialsOf(r.diagnose).filter((x) => x.total !== undefined);
   if (!list.length) return '';
-  const st = (k) => {
-    const s = summarize(list.map((x) => x[k]));
+  const crashes = trialsOf(r.diagnoseCrash).filter((x) => x.afterGrant !== undefined);
+  const st = (k, from = list) => {
+    const s = summarize(from.map((x) => x[k]));
     return s.n ? triple(s) : 'did not occur';
   };
-  return `## Where Baton's close hand-over goes (diagnostic)\n\nThe Web Locks close hand-over again, ${list.length} trials with a timeline in the pages (\`?trace=1\`: lock grants, localStorage reads and writes, IndexedDB opens and transactions, channel posts, timestamped by wrapping the browser APIs; the wrapping itself costs a little), relative to the leaving tab's \`pagehide\`:\n\n${table(['step', 'median / p95 / max'], [
+  // The next leader's own part, from its grant: the same rows for a close and a crash.
+  const grantPath = (from) => [
+    ["&nbsp;&nbsp;lock granted → the epoch's transaction begun (the grant's own task)", st('grantToTx', from)],
+    ['&nbsp;&nbsp;transaction begun → its first answer (the read: one trip to the store and back)', st('txFirstAnswer', from)],
+    ['&nbsp;&nbsp;first answer → transaction complete (the write and the commit: a second trip)', st('txRest', from)],
+    ['&nbsp;&nbsp;a task queued at the grant ran after (how busy the next tab\'s event loop was)', st('taskProbe', from)],
+  ];
+  const crashTable = crashes.length
+    ? `\n\nThe crash hand-over, ${crashes.length} traced trials, from the next tab's lock grant:\n\n${table(['step', 'median / p95 / max'], [
+      ['lock granted → leadership callback', st('afterGrant', crashes)],
+      ...grantPath(crashes),
+      ['→ leadership callback (elected step, heartbeat post, notice, listeners)', st('notify', crashes)],
+    ])}`
+    : '';
+  return `## Where Baton's hand-over goes (diagnostic)\n\nThe Web Locks close hand-over again, ${list.length} trials with a timeline in the pages (\`?trace=1\`: lock grants, localStorage reads and writes, IndexedDB opens, transactions and requests, channel posts, timestamped by wrapping the browser APIs; the wrapping itself costs a little), relative to the leaving tab's \`pagehide\`:\n\n${table(['step', 'median / p95 / max'], [
     ["leaving tab: Baton's own pagehide listener (the closing step: step down, release the lock, say goodbye) before the lock can go", st('oldWork')],
     ["→ next tab: lock granted (from the end of the leaving tab's pagehide listeners; the release goes out a moment before, so this can be slightly negative)", st('grant')],
     ['→ epoch allocated and stored (lock granted → last storage operation)', st('alloc')],
+    ...grantPath(list),
     ['&nbsp;&nbsp;of which: first read of the epoch key from localStorage', st('lsRead')],
     ['&nbsp;&nbsp;of which: opening the IndexedDB database (when not open yet)', st('idbOpen')],
     ['&nbsp;&nbsp;of which: the read-write transaction on `epochs`', st('idbTx')],
@@ -447,7 +463,7 @@ function diagnoseSection(r) {
     ['→ leadership callback (elected step, heartbeat post, notice, listeners)', st('notify')],
     ['total pagehide → callback', st('total')],
     ['bare navigator.locks, same run: pagehide → callback', triple(stat(r.handover?.close?.['bare-locks'], 'fromPagehide'))],
-  ])}\n`;
+  ])}${crashTable}\n`;
 }
 
 /**

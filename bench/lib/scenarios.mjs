@@ -114,6 +114,7 @@ async function handoverTrial(group, kind, timeoutMs, settleMs) {
       if (subject.query.trace && pagehideAt && libDoneAt) Object.assign(r, await breakdown(got, pagehideAt, libDoneAt));
     }
   } else {
+    if (got && subject.query.trace) Object.assign(r, await breakdown(got, null, null));
     await pool.reap(leader);
   }
   // No new leader: what every tab believed, for the report's cause.
@@ -121,7 +122,11 @@ async function handoverTrial(group, kind, timeoutMs, settleMs) {
   return r;
 }
 
-/** Where a traced Baton close hand-over went (bench/pages/instrument.js ?trace=1). */
+/**
+ * Where a traced Baton hand-over went (bench/pages/instrument.js ?trace=1), in the next
+ * leader's timeline from its lock grant to its leadership callback; for a close, also from the
+ * leaving tab's `pagehide` (null for a crash).
+ */
 async function breakdown(got, pagehideAt, libDoneAt) {
   const trace = await got.rec.tab.page.evaluate(() => window.__bench.trace || []);
   const leaderAt = got.ev.at;
@@ -131,20 +136,32 @@ async function breakdown(got, pagehideAt, libDoneAt) {
     const b = a && find(a[1], end);
     return b ? b[1] - a[1] : null;
   };
-  const grant = find(pagehideAt, (w) => w.startsWith('lock-granted'));
+  const grants = trace.filter(([what, t]) => what.startsWith('lock-granted') && t <= leaderAt && (pagehideAt === null || t >= pagehideAt));
+  const grant = pagehideAt === null ? grants[grants.length - 1] : grants[0];
   if (!grant) return {};
   const storage = trace.filter(([w, t]) => t >= grant[1] && t <= leaderAt && /^(getItem|setItem|idb-)/.test(w));
   const lastStorage = storage.length ? storage[storage.length - 1][1] : grant[1];
+  const tx = find(grant[1], (w) => w.startsWith('idb-tx epochs'));
+  const firstAnswer = tx && find(tx[1], (w) => w.startsWith('idb-req done'));
+  const complete = tx && find(tx[1], (w) => w.startsWith('idb-tx complete epochs'));
   return {
-    oldWork: libDoneAt - pagehideAt,
-    grant: grant[1] - libDoneAt,
+    oldWork: pagehideAt === null ? undefined : libDoneAt - pagehideAt,
+    grant: pagehideAt === null ? undefined : grant[1] - libDoneAt,
     alloc: lastStorage - grant[1],
     lsRead: span(grant[1], (w) => w.startsWith('getItem') && w.includes('/epoch/'), (w) => w === 'getItem done'),
     idbOpen: span(grant[1], (w) => w.startsWith('idb-open '), (w) => w === 'idb-open done'),
     idbTx: span(grant[1], (w) => w.startsWith('idb-tx epochs'), (w) => w.startsWith('idb-tx complete epochs')),
+    // The transaction's trips to the store: until its first answer, then until it completed.
+    grantToTx: tx ? tx[1] - grant[1] : null,
+    txFirstAnswer: firstAnswer ? firstAnswer[1] - tx[1] : null,
+    txRest: firstAnswer && complete ? complete[1] - firstAnswer[1] : null,
+    // A task queued at the grant: how long the page's event loop took to run it.
+    taskProbe: span(grant[1], (w) => w.startsWith('lock-granted'), (w) => w === 'task-probe'),
     lsWrite: span(grant[1], (w) => w.startsWith('setItem') && w.includes('/epoch/'), (w) => w === 'setItem done'),
     notify: leaderAt - lastStorage,
-    total: leaderAt - pagehideAt,
+    afterGrant: leaderAt - grant[1],
+    total: pagehideAt === null ? undefined : leaderAt - pagehideAt,
+    timeline: trace.filter(([, t]) => t >= grant[1] - 1 && t <= leaderAt + 1).map(([w, t]) => [w, Number((t - grant[1]).toFixed(2))]),
   };
 }
 

@@ -14,7 +14,7 @@ export const TARGET_GZIP = 20 * 1024;
  * The budget the test enforces for that app (JS + wasm, gzip bytes): the size measured when
  * it was set plus about 1%. Lower it whenever the package shrinks; raise it only on purpose.
  */
-export const BUDGET_GZIP = 33800;
+export const BUDGET_GZIP = 33440;
 
 /** An app that uses only createBaton, as its author would write it. */
 export const APP_SOURCE = `import { createBaton } from 'tab-baton';

@@ -175,7 +175,14 @@
       var request = LockManager.prototype.request;
       LockManager.prototype.request = function (name, options, callback) {
         var cb = typeof options === 'function' ? options : callback;
-        var wrapped = function (lock) { mark('lock-granted ' + (lock ? lock.name : 'null')); return cb.apply(this, arguments); };
+        var wrapped = function (lock) {
+          mark('lock-granted ' + (lock ? lock.name : 'null'));
+          // How busy the page's event loop is at the grant: a task queued now, marked when it runs.
+          var probe = new MessageChannel();
+          probe.port1.onmessage = function () { mark('task-probe'); probe.port1.close(); };
+          probe.port2.postMessage(0);
+          return cb.apply(this, arguments);
+        };
         mark('lock-request ' + name + ' ' + JSON.stringify(typeof options === 'function' ? {} : Object.assign({}, options, { signal: undefined })));
         return typeof options === 'function' ? request.call(this, name, wrapped) : request.call(this, name, options, wrapped);
       };
@@ -195,9 +202,24 @@
     IDBDatabase.prototype.transaction = function (stores, mode) {
       mark('idb-tx ' + stores + ' ' + (mode || 'readonly'));
       var tx = idbTx.apply(this, arguments);
+      mark('idb-tx made');
       tx.addEventListener('complete', function () { mark('idb-tx complete ' + stores); });
       return tx;
     };
+    // Each request and its answer, and an explicit commit: which trip to the store is slow.
+    ['get', 'put', 'add', 'openCursor', 'openKeyCursor', 'getKey', 'count'].forEach(function (name) {
+      var orig = IDBObjectStore.prototype[name];
+      if (typeof orig !== 'function') return;
+      IDBObjectStore.prototype[name] = function () {
+        var what = name + ' ' + this.name;
+        mark('idb-req ' + what);
+        var req = orig.apply(this, arguments);
+        req.addEventListener('success', function () { mark('idb-req done ' + what); });
+        return req;
+      };
+    });
+    var idbCommit = IDBTransaction.prototype.commit;
+    if (typeof idbCommit === 'function') IDBTransaction.prototype.commit = function () { mark('idb-commit'); return idbCommit.apply(this, arguments); };
     var post2 = NativeBC && NativeBC.prototype.postMessage;
     if (post2) NativeBC.prototype.postMessage = function () { mark('post'); return post2.apply(this, arguments); };
     counters.onDeliver = function () { mark('delivered'); };

@@ -723,11 +723,9 @@ class Entry {
     // Rejects rather than throws, like every refusal of this promise-returning call.
     if (typeof fn !== 'function') return Promise.reject(new TypeError('fenced: "fn" must be a function'));
     const token = this.state() === 'leader' ? this.token : null;
-    const runtime = this.baton.runtime_;
-    if (!token) return Promise.reject(staleOwner(this.resource, null, runtime.fenceHighest(this.resource)));
-    if (!runtime.fenceAdmit(this.resource, token.epoch)) {
-      return Promise.reject(staleOwner(this.resource, token.epoch, runtime.fenceHighest(this.resource)));
-    }
+    // Without a term the core refuses too, and says the highest term it saw.
+    const { admitted, highest } = this.baton.runtime_.fenceCheck(this.resource, token?.epoch ?? 0);
+    if (!admitted) return Promise.reject(staleOwner(this.resource, token?.epoch ?? null, highest));
     // An epoch that may repeat an earlier term's: no effect runs under it.
     const why = this.termDegraded();
     if (why) return Promise.reject(new EpochNotDurableError(this.resource, token.epoch, this.baton.storage.health.failure ?? why));

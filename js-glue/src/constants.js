@@ -138,6 +138,8 @@ export const EVENT_KIND_ABDICATE = 14;
 export const EVENT_KIND_FORCE_ELECTION = 15;
 export const EVENT_KIND_DISPOSE = 16;
 export const EVENT_KIND_LEASE_ABORTED = 17;
+export const EVENT_KIND_LEASE_READ = 18;
+export const EVENT_KIND_FENCE_CHECK = 19;
 export const EVENT_KIND_NAMES = [
   'tick',
   'message',
@@ -157,6 +159,8 @@ export const EVENT_KIND_NAMES = [
   'force-election',
   'dispose',
   'lease-aborted',
+  'lease-read',
+  'fence-check',
 ];
 
 /** EffectKind in wasm/core/node.h. */
@@ -168,6 +172,8 @@ export const EFFECT_KIND_LEASE_TRY = 4;
 export const EFFECT_KIND_ELECTED = 5;
 export const EFFECT_KIND_DEPOSED = 6;
 export const EFFECT_KIND_LEADER_CHANGED = 7;
+export const EFFECT_KIND_LEASE_WRITE = 8;
+export const EFFECT_KIND_FENCE_VERDICT = 9;
 export const EFFECT_KIND_NAMES = [
   'broadcast',
   'lock-request',
@@ -177,6 +183,8 @@ export const EFFECT_KIND_NAMES = [
   'elected',
   'deposed',
   'leader-changed',
+  'lease-write',
+  'fence-verdict',
 ];
 
 /** LockMode in wasm/core/node.h. */

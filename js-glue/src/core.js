@@ -20,7 +20,9 @@ import {
   DEGRADED_NAMES,
   EFFECT_KIND_NAMES,
   EVENT_KIND_EPOCH_ALLOCATED,
+  EVENT_KIND_FENCE_CHECK,
   EVENT_KIND_JOIN,
+  EVENT_KIND_LEASE_READ,
   EVENT_KIND_LEASE_RESULT,
   EVENT_KIND_LIFECYCLE,
   EVENT_KIND_MESSAGE,
@@ -36,7 +38,7 @@ import {
 const MAGIC = 0xbb;
 const VERSION = 1;
 /** Query in boundary.h. */
-const QUERY = { presence: 0, metrics: 1, log: 2, fenceAdmit: 3, fenceHighest: 4, leaseDecide: 5 };
+const QUERY = { presence: 0, metrics: 1, log: 2 };
 /** FenceQuery in boundary.h. */
 const FENCE_QUERY = { admit: 0, highest: 1 };
 /** Policy flags of a join (boundary.cc). */
@@ -253,13 +255,16 @@ const registry =
 
 /**
  * @typedef {object} Effect One thing the core asks the glue to do.
- * @property {'broadcast'|'lock-request'|'lock-release'|'allocate-epoch'|'lease-try'|'elected'|'deposed'|'leader-changed'} kind
+ * @property {'broadcast'|'lock-request'|'lock-release'|'allocate-epoch'|'lease-try'|'elected'|'deposed'|'leader-changed'|'lease-write'|'fence-verdict'} kind
  * @property {string} resource Empty for `broadcast`.
  * @property {Uint8Array} [bytes] `broadcast`: the frame (a copy, owned by the caller).
  * @property {'queue'|'steal'} [mode] `lock-request`.
  * @property {number} [floor] `allocate-epoch`: the new epoch must exceed this.
- * @property {boolean} [unread] `lease-try`: write the record `leaseDecide` gives without
- *   reading the store, and commit at once (a closing page's release).
+ * @property {LeaseRecord} [record] `lease-write`: the record to write.
+ * @property {boolean} [unread] `lease-write`: in answer to no `leaseRead`: write it in a
+ *   transaction of its own that reads nothing, and commit at once (a closing page's release).
+ * @property {boolean} [admitted] `fence-verdict`: the guarded effect may run.
+ * @property {number} [highest] `fence-verdict`: the highest epoch admitted for the resource.
  * @property {number} [epoch] `elected`, `deposed`: the term.
  * @property {string} [reason] `elected`, `deposed`: why.
  * @property {string} [degraded] `elected`, `deposed`: why the term's epoch may repeat an
@@ -347,14 +352,19 @@ export class Core {
         case 3:
           effect.floor = rf64();
           break;
-        case 4:
-          effect.unread = r8() === 1;
-          break;
         case 5:
         case 6:
           effect.epoch = rf64();
           effect.reason = REASON_NAMES[r8()];
           effect.degraded = DEGRADED_NAMES[r8()];
+          break;
+        case 8: // lease-write
+          effect.unread = r8() === 1;
+          effect.record = rlease();
+          break;
+        case 9: // fence-verdict
+          effect.admitted = r8() === 1;
+          effect.highest = rf64();
           break;
         default:
           break;
@@ -442,6 +452,29 @@ export class Core {
     return this.run();
   }
 
+  /**
+   * Inside the read-write transaction of a `lease-try`: the record read there. The step
+   * answers with the `lease-write` to apply to that transaction, or none (write nothing).
+   * @param {LeaseRecord | null} record
+   */
+  leaseRead(now, resource, record) {
+    if (!this.event(EVENT_KIND_LEASE_READ, now)) return NO_EFFECTS;
+    str(resource);
+    lease(record);
+    return this.run();
+  }
+
+  /**
+   * A guarded effect of term `epoch` (0: none) asks this tab's fence; the step answers with a
+   * `fence-verdict`.
+   */
+  fenceCheck(now, resource, epoch) {
+    if (!this.event(EVENT_KIND_FENCE_CHECK, now)) return NO_EFFECTS;
+    str(resource);
+    f64(epoch);
+    return this.run();
+  }
+
   /** @param {LeaseRecord | null} record the record now in the store */
   leaseResult(now, resource, record) {
     if (!this.event(EVENT_KIND_LEASE_RESULT, now)) return NO_EFFECTS;
@@ -473,21 +506,6 @@ export class Core {
     begin();
     u8(kind);
     return true;
-  }
-
-  /**
-   * Called inside the lease's read-write transaction.
-   * @param {LeaseRecord | null} record
-   * @returns {LeaseRecord | null} the record to write, or null to write nothing
-   */
-  leaseDecide(resource, record, now) {
-    if (!this.query(QUERY.leaseDecide)) return null;
-    str(resource);
-    lease(record);
-    f64(now);
-    f64(this.wall());
-    answer(M.ask(this.handle, length()));
-    return rlease();
   }
 
   // Queries. The views come from the last step; the rest asks the core.
@@ -553,22 +571,6 @@ export class Core {
   /** @returns {string} the latest storage failure's kind ('none', 'not-durable', ...: types.cc). */
   degradationKind() {
     return DEGRADED_NAMES[this.degradation_];
-  }
-
-  /** @returns {boolean} true when `epoch` is at least the highest seen for `resource` (then it becomes the highest). */
-  fenceAdmit(resource, epoch) {
-    if (!this.query(QUERY.fenceAdmit)) return false;
-    str(resource);
-    f64(epoch);
-    answer(M.ask(this.handle, length()));
-    return r8() === 1;
-  }
-
-  fenceHighest(resource) {
-    if (!this.query(QUERY.fenceHighest)) return 0;
-    str(resource);
-    answer(M.ask(this.handle, length()));
-    return rf64();
   }
 }
 

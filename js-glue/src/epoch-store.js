@@ -31,7 +31,7 @@ export class EpochStore {
     this.known = new Map();
     /** resource -> the localStorage mirror, read when joining (off the grant path). */
     this.mirror = new Map();
-    /** resource -> an allocation made on a lock granted before the core was loaded. */
+    /** resource -> an allocation begun at a lock's grant, before the core asked for it. */
     this.early = new Map();
   }
 
@@ -53,26 +53,34 @@ export class EpochStore {
     this.counters.epochAllocations += 1;
     const early = this.early.get(resource);
     this.early.delete(resource);
-    if (early?.held()) early.answer.then((epoch) => (epoch > floor && early.held() ? this.use(resource, epoch, done) : this.allocateNow(resource, floor, done)));
-    else this.allocateNow(resource, floor, done);
+    if (!early?.held()) {
+      this.allocateNow(resource, floor, done);
+      return;
+    }
+    early.answer.then(({ epoch, durable }) => {
+      if (!early.held()) this.allocateNow(resource, floor, done);
+      else if (!durable) this.report(resource, Math.max(epoch, floor + 1), false, done); // the store failed: said once, not asked twice
+      else if (epoch > floor) this.report(resource, epoch, true, done);
+      else this.allocateNow(resource, floor, done);
+    });
   }
 
   /**
-   * Start-up under Web Locks: the lock was granted before the core was loaded. Only the
-   * holder of the lock allocates, so the epoch the core asks for once it is loaded can be
-   * committed now, while it loads, instead of after. `held()` tells whether that grant
-   * still stands: the answer is used only then, and only when it is durable and above the
-   * floor the core asks for; otherwise the core's request runs a transaction of its own
-   * (the early epoch is skipped, which is fine: epochs only have to rise). Nothing was
-   * committed by this tab yet, so the store cannot answer below it.
+   * Under Web Locks, at a grant, before the core has stepped it: only the holder of the lock
+   * allocates, so the epoch the core asks for once it has stepped the grant (or, at start-up,
+   * once it is loaded) can be committed now, while the grant is stepped (or the core loads),
+   * instead of after. `held()` tells whether that grant still stands: the answer is used
+   * only then, and only when it is above the floor the core asks for (a durable epoch at or
+   * below it is not used: the core's request runs a transaction of its own); a failed one is
+   * reported as not durable, without a second try. An epoch the core never asks for is
+   * skipped, which is fine: epochs only have to rise. An earlier allocation whose grant no
+   * longer stands is replaced.
    * @param {string} resource
    * @param {() => boolean} held
    */
   allocateEarly(resource, held) {
-    if (!this.database || this.early.has(resource)) return;
-    // A failure answers 0: the core's own request finds it and reports it.
-    const answer = this.commit(resource, this.floorOf(resource, 0)).then(({ next }) => this.committed(resource, next), () => 0);
-    this.early.set(resource, { held, answer });
+    if (!this.database || this.early.get(resource)?.held()) return;
+    this.early.set(resource, { held, answer: this.transact(resource, this.floorOf(resource, 0)) });
   }
 
   /** Records a durable epoch; returns it. */
@@ -107,41 +115,49 @@ export class EpochStore {
   allocateNow(resource, floor, done) {
     const known = this.floorOf(resource, floor);
     if (!this.database) {
-      this.notDurable(resource, known, done);
+      this.report(resource, this.notDurable(resource, known).epoch, false, done);
       return;
     }
+    this.transact(resource, known).then(({ epoch, durable }) => this.report(resource, epoch, durable, done));
+  }
+
+  /**
+   * One allocation in IndexedDB, above `known`: resolves to `{epoch, durable}` (never
+   * rejects). A failed transaction, or a store that answers below an epoch this tab
+   * committed in it, gives `known + 1` (or the store's answer), not durable.
+   */
+  transact(resource, known) {
     const committed = this.health.durable.get(resource) ?? 0;
-    this.commit(resource, known).then(
+    return this.commit(resource, known).then(
       ({ stored, next }) => {
         if (stored < committed) {
           // The store answered below an epoch this tab committed in it.
           this.health.inconsistent();
-          this.notDurable(resource, next - 1, done);
-          return;
+          return this.notDurable(resource, next - 1);
         }
         this.health.recovered();
-        this.use(resource, this.committed(resource, next), done);
+        return { epoch: this.committed(resource, next), durable: true };
       },
       (error) => {
         this.counters.storageErrors += 1;
         this.health.failed(error);
-        this.notDurable(resource, known, done);
+        return this.notDurable(resource, known);
       },
     );
   }
 
-  /** Reports a durable epoch. */
-  use(resource, epoch, done) {
-    done(epoch, true);
-    this.mirrorLater(resource, epoch);
-  }
-
-  /** `max(floor, known) + 1`, reported as not durable. */
-  notDurable(resource, known, done) {
+  /** `known + 1`, not durable; counted, and kept as the highest this tab knows of. */
+  notDurable(resource, known) {
     this.counters.epochsNotDurable += 1;
     const epoch = known + 1;
-    this.known.set(resource, epoch);
-    done(epoch, false);
+    this.known.set(resource, Math.max(epoch, this.known.get(resource) ?? 0));
+    return { epoch, durable: false };
+  }
+
+  /** Reports an epoch to the core, then raises the mirror. */
+  report(resource, epoch, durable, done) {
+    this.known.set(resource, Math.max(epoch, this.known.get(resource) ?? 0));
+    done(epoch, durable);
     this.mirrorLater(resource, epoch);
   }
 

@@ -1,9 +1,10 @@
 /**
- * The IndexedDB lease authority behind `lease_try`: one read-write transaction that reads
- * the resource's lease record, lets the core decide (`leaseDecide`, synchronously inside
+ * The IndexedDB lease authority behind `lease-try`: one read-write transaction that reads
+ * the resource's lease record, steps it into the core (`lease_read`, synchronously inside
  * the transaction, so the read-decide-write is atomic against other tabs), writes the
- * decision if there is one, and on commit reports `lease_result` with the record now in
- * the store. Any failure reports `lease_failed`.
+ * `lease-write` the core answers with if there is one, and on commit reports
+ * `lease_result` with the record now in the store. Any failure reports `lease_failed`.
+ * An unread `lease-write` (a closing page's release) is written in a transaction of its own.
  *
  * A page that freezes must not keep a transaction open: the read-write transaction of a
  * frozen page holds the store until the page thaws, and no other tab could take the lease
@@ -17,15 +18,16 @@ export class LeaseAuthority {
    * @param {object} deps
    * @param {import('./idb.js').Database} deps.database
    * @param {(resource: string) => string} deps.key store key of a resource's record
-   * @param {(resource: string, record: object | null) => object | null} deps.decide the core's leaseDecide
+   * @param {(resource: string, record: object | null) => object | null} deps.read steps the record
+   *   read into the core; returns the record it answers to write, or null
    * @param {(resource: string, record: object | null) => void} deps.committed
    * @param {(resource: string, error: unknown) => void} deps.failed
    * @param {import('./storage-health.js').StorageHealth} deps.health
    * @param {string} deps.owner this tab's id, to recognise its own records
    * @param {Record<string, number>} deps.counters
    */
-  constructor({ database, key, decide, committed, failed, health, owner, counters }) {
-    Object.assign(this, { database, key, decide, committed, failed, health, owner, counters });
+  constructor({ database, key, read, committed, failed, health, owner, counters }) {
+    Object.assign(this, { database, key, read, committed, failed, health, owner, counters });
     /** @type {Set<{tx: any, aborted: boolean}>} the transactions in flight */
     this.running = new Set();
   }
@@ -56,19 +58,19 @@ export class LeaseAuthority {
    * epoch counter is not: a new owner's epoch starts above the counter too, and the counter
    * follows it, so epochs keep rising across deploys and authorities.
    *
-   * `unread` (a closing page's release): the core's record is written without a read and
+   * `unread` (a closing page's release): that record is written without a read and
    * committed at once, so that nothing in the transaction waits for the page, which is
    * being torn down. The record keeps its epoch: the counter needs no write.
    * @param {string} resource
-   * @param {boolean} [unread]
+   * @param {object | null} [unread] the record of an unread `lease-write`
    * @returns {Promise<void>} settles when the outcome has been reported
    */
-  run(resource, unread = false) {
+  run(resource, unread = null) {
     this.counters.leaseTransactions += 1;
     let stored = null;
     let wrote = null;
     // Not begun yet when aborted: its body aborts it at once.
-    const run = { resource, unread, tx: null, aborted: false };
+    const run = { resource, unread: !!unread, tx: null, aborted: false };
     this.running.add(run);
     return this.database
       .readwrite(['leases', 'epochs'], ({ leases, epochs }, tx) => {
@@ -79,9 +81,8 @@ export class LeaseAuthority {
         }
         const key = this.key(resource);
         if (unread) {
-          const next = this.decide(resource, null);
-          if (next) leases.put({ ...next }, key);
-          stored = next;
+          leases.put({ ...unread }, key);
+          stored = unread;
           tx.commit?.();
           return;
         }
@@ -94,7 +95,7 @@ export class LeaseAuthority {
           // so that a new term's epoch is above every epoch issued for the resource.
           if (current && current.owner !== this.owner && current.epoch < floor) current = { ...current, epoch: floor };
           if (!current && floor > 0) current = { owner: '', generation: 0, epoch: floor, expiresMs: 0, takeoverMs: 0 };
-          const next = this.decide(resource, current);
+          const next = this.read(resource, current);
           stored = next ?? current;
           if (next) {
             wrote = next;

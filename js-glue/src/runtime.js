@@ -7,6 +7,8 @@
  * (a synchronous epoch allocation) queue their event, which is stepped next. Leadership
  * notices (elected, deposed, leader changed) are delivered to the app only once the queue
  * is empty, so app callbacks see a settled state and may call back into Baton freely.
+ * What a caller needs before it goes on (the lease decision inside its transaction, the
+ * fence's verdict) is a step too: `answer()` runs the queue up to it at once.
  *
  * A page restored from the bfcache gets a new Runtime with the next generation; the old
  * one is disposed in `pagehide`.
@@ -17,8 +19,11 @@
  * start-up then waits for the wasm and the lock side by side. Nothing is decided early:
  * the grant waits in the queue like any event, the core's first request for the lock
  * takes the early one over, and an early request the core did not make once it has
- * stepped its first events (the tab is not eligible) is given back. An early grant starts
- * the epoch's transaction too, so that it runs while the core loads.
+ * stepped its first events (the tab is not eligible) is given back.
+ *
+ * A lock's grant begins the epoch's transaction in the grant's own task, before the core
+ * steps the grant (and, for an early grant, while the core loads): only the lock's holder
+ * allocates, and the core's request for that epoch uses the answer while the grant stands.
  *
  * @module tab-baton/runtime
  */
@@ -116,7 +121,7 @@ export class Runtime {
       reportError(error);
     }
     const report = (kind, resource) => {
-      if (kind === EVENT_KIND_LOCK_GRANTED && !this.core && this.early.get(resource) === 'requested') this.allocateEarly(resource);
+      if (kind === EVENT_KIND_LOCK_GRANTED) this.allocateEarly(resource);
       this.step((core, now) => core.resourceEvent(kind, now, resource));
     };
     const probe = {
@@ -148,7 +153,8 @@ export class Runtime {
               health,
               owner: config.id,
               key: names.leaseKey,
-              decide: (resource, record) => this.core.leaseDecide(resource, record, env.monotonic()),
+              read: (resource, record) =>
+                this.answer((core, now) => core.leaseRead(now, resource, record), 'lease-write')?.record ?? null,
               committed: (resource, record) => this.step((core, now) => core.leaseResult(now, resource, record)),
               failed: (resource) => report(EVENT_KIND_LEASE_FAILED, resource),
               counters,
@@ -227,9 +233,12 @@ export class Runtime {
   }
 
   /**
-   * The early lock request was granted while the core loads: its epoch's transaction runs
-   * now rather than once the core asks for it (EpochStore.allocateEarly), for as long as
-   * this grant stands.
+   * A lock was granted: its epoch's transaction begins now, in the grant's task, before the
+   * core steps the grant (or, for a request made before the core was loaded, while it
+   * loads), rather than once the core asks for it (EpochStore.allocateEarly): on a loaded
+   * machine every step before the first request to the store is one more chance to lose the
+   * processor. The core still decides: its request uses the answer only while this grant
+   * stands.
    */
   allocateEarly(resource) {
     const request = this.locks.requests.get(resource);
@@ -328,9 +337,7 @@ export class Runtime {
     try {
       for (;;) {
         if (this.queue.length > 0) {
-          const event = this.queue.shift();
-          const effects = event(this.core, this.env.monotonic());
-          for (const effect of effects) this.execute(effect);
+          this.runQueued();
         } else if (this.notices.length > 0 && !this.leaving) {
           this.deliver(this.notices.shift());
         } else {
@@ -342,6 +349,31 @@ export class Runtime {
     }
     if (this.disposing_ && !this.closed) this.close();
     else if (!this.leaving) this.arm();
+  }
+
+  /** Steps the queued events and executes their effects (the notices wait for the pump). */
+  runQueued() {
+    while (this.queue.length > 0) {
+      const effects = this.queue.shift()(this.core, this.env.monotonic());
+      for (const effect of effects) this.execute(effect);
+    }
+  }
+
+  /**
+   * Steps `event` at once, after any queued before it, and returns its answer: the effect of
+   * `kind` the step gives (null: none, or no core). For what a caller must know before it
+   * goes on: the lease decision inside its transaction (which must still be open to write
+   * it), the fence's verdict before a guarded effect. The step is still an event like any
+   * other; only its timing differs. Answered after close() too, while the core lives: a
+   * lease transaction still in flight then writes the release its term ended with.
+   */
+  answer(event, kind) {
+    if (!this.core) return null;
+    let effects = [];
+    this.queue.push((core, now) => (effects = event(core, now)));
+    this.runQueued();
+    this.pump(); // the notices and the timer (within a pump, its loop does them)
+    return effects.find((effect) => effect.kind === kind) ?? null;
   }
 
   /** Turns one effect into a browser call (or, for leadership changes, a notice). */
@@ -370,26 +402,40 @@ export class Runtime {
           this.step((core, now) => core.epochAllocated(now, resource, epoch, durable));
         });
         break;
-      case 'lease-try':
-        if (!this.makeLease) {
-          this.step((core, now) => core.resourceEvent(EVENT_KIND_LEASE_FAILED, now, resource));
-          break;
-        }
-        this.inFlight_ += 1;
-        // Once the lease is made, its transaction begins in this task: a closing page's
-        // release then reaches the store before the goodbye that follows it.
-        (this.leaseAuthority_
-          ? this.leaseAuthority_.run(resource, effect.unread)
-          : (this.lease ??= this.makeLease()).then((lease) => lease.run(resource, effect.unread), () => {
-              // lease.js could not be loaded (its chunk not served): the try failed.
-              this.counters.leaseFailures += 1;
-              this.step((core, now) => core.resourceEvent(EVENT_KIND_LEASE_FAILED, now, resource));
-            })
-        ).finally(() => this.settled());
+      case 'lease-write':
+        // In answer to a read, it belongs to that transaction (`answer` hands it over);
+        // unread, it is written in a transaction of its own.
+        if (effect.unread) this.runLease(resource, effect.record);
         break;
+      case 'lease-try':
+        this.runLease(resource, null);
+        break;
+      case 'fence-verdict':
+        break; // an answer, read by fenceCheck
       default:
         this.notices.push(effect);
     }
+  }
+
+  /**
+   * Runs a lease transaction: the read-decide-write of a `lease-try` (`unread` null), or the
+   * write of the record `unread`. Once the lease is made, it begins in this task: a closing
+   * page's release then reaches the store before the goodbye that follows it.
+   */
+  runLease(resource, unread) {
+    if (!this.makeLease) {
+      this.step((core, now) => core.resourceEvent(EVENT_KIND_LEASE_FAILED, now, resource));
+      return;
+    }
+    this.inFlight_ += 1;
+    (this.leaseAuthority_
+      ? this.leaseAuthority_.run(resource, unread)
+      : (this.lease ??= this.makeLease()).then((lease) => lease.run(resource, unread), () => {
+          // lease.js could not be loaded (its chunk not served): the try failed.
+          this.counters.leaseFailures += 1;
+          this.step((core, now) => core.resourceEvent(EVENT_KIND_LEASE_FAILED, now, resource));
+        })
+    ).finally(() => this.settled());
   }
 
   /** Whether a request made before the core was loaded stands for the core's own request. */
@@ -501,11 +547,12 @@ export class Runtime {
     return this.core ? this.core.degraded() : false;
   }
 
-  fenceAdmit(resource, epoch) {
-    return !this.closed && !!this.core && this.core.fenceAdmit(resource, epoch);
-  }
-
-  fenceHighest(resource) {
-    return this.closed || !this.core ? 0 : this.core.fenceHighest(resource);
+  /**
+   * Asks the core's fence whether a guarded effect of term `epoch` (0: no term) may run on
+   * `resource` (a step: the check changes the fence).
+   * @returns {{admitted: boolean, highest: number}}
+   */
+  fenceCheck(resource, epoch) {
+    return this.answer((core, now) => core.fenceCheck(now, resource, epoch), 'fence-verdict') ?? { admitted: false, highest: 0 };
   }
 }

@@ -1,6 +1,6 @@
 // Helpers shared by the core's hand-driven tests: a tab's config, an event, a message
-// event, another tab's frame, finding an effect, and taking a resource's lead with a given
-// epoch.
+// event, another tab's frame, finding an effect, a lease transaction's read, and taking a
+// resource's lead with a given epoch.
 #pragma once
 
 #include <algorithm>
@@ -55,6 +55,17 @@ inline wire::Frame peer_frame(const std::string& sender, wire::Kind kind = wire:
 inline const Effect* find(const std::vector<Effect>& fx, EffectKind kind) {
   auto it = std::find_if(fx.begin(), fx.end(), [kind](const Effect& e) { return e.kind == kind; });
   return it == fx.end() ? nullptr : &*it;
+}
+
+// Steps the lease transaction's read of `current` (present=false: no record) at `now` and
+// `wall`; returns the record the step writes (present=false: nothing).
+inline LeaseRecord lease_read(Node& n, std::string_view resource, const LeaseRecord& current, double now, double wall) {
+  Event e = event(EventKind::lease_read, now, resource);
+  e.wall_ms = wall;
+  e.lease = current;
+  std::vector<Effect> fx = n.step(e);
+  const Effect* write = find(fx, EffectKind::lease_write);
+  return write ? write->lease : LeaseRecord{};
 }
 
 inline std::vector<Effect> lead(Node& n, const std::string& res, double now, uint64_t epoch) {

@@ -548,7 +548,7 @@ TEST_CASE("storage: the late answer of a timed-out lease transaction does not st
   Node a(config("a", Authority::lease));
   a.step(event(EventKind::join, 0, "sync"));
   Event result = event(EventKind::lease_result, 2, "sync");
-  result.lease = a.lease_decide("sync", LeaseRecord{}, 1, 1);
+  result.lease = lease_read(a, "sync", LeaseRecord{}, 1, 1);
   a.step(result);
   REQUIRE(a.view("sync").role == Role::leader);
   LeaseRecord old = result.lease;
@@ -568,7 +568,7 @@ TEST_CASE("storage: the late answer of a timed-out lease transaction does not st
   result.lease.expires_ms = now + 3000;
   CHECK(!find(a.step(result), EffectKind::elected));
   CHECK(a.view("sync").role == Role::candidate);
-  result.lease = a.lease_decide("sync", result.lease, now + 2, now + 2);
+  result.lease = lease_read(a, "sync", result.lease, now + 2, now + 2);
   result.now_ms = now + 3;
   result.wall_ms = now + 3;
   fx = a.step(result);

@@ -27,7 +27,7 @@ LeaseRecord record(const std::string& owner, uint64_t epoch, double written_ms) 
 // Node `id` leads "ws" under the lease with the record its first transaction wrote at `now`.
 LeaseRecord lease_lead(Node& n, double now) {
   n.step(event(EventKind::join, now, "ws"));
-  LeaseRecord rec = n.lease_decide("ws", LeaseRecord{}, now, now);
+  LeaseRecord rec = lease_read(n, "ws", LeaseRecord{}, now, now);
   Event result = event(EventKind::lease_result, now + 1, "ws");
   result.lease = rec;
   REQUIRE(find(n.step(result), EffectKind::elected));
@@ -46,13 +46,57 @@ TEST_CASE("lease: a record not renewed by its takeover time is taken over by com
   Node b(config("b", Authority::lease));
   b.step(event(EventKind::join, 0, "ws"));
   LeaseRecord theirs = record("a", 4, 0);
-  CHECK(!b.lease_decide("ws", theirs, 2999, 2999).present);  // renewed in time, as far as b knows
-  LeaseRecord taken = b.lease_decide("ws", theirs, 3000, 3000);
+  CHECK(!lease_read(b, "ws", theirs, 2999, 2999).present);  // renewed in time, as far as b knows
+  LeaseRecord taken = lease_read(b, "ws", theirs, 3000, 3000);
   REQUIRE(taken.present);
   CHECK(taken.owner == "b");
   CHECK(taken.epoch == 5);
   // The same record, renewed meanwhile: the compare-and-set fails.
-  CHECK(!b.lease_decide("ws", record("a", 4, 2500), 3000, 3000).present);
+  CHECK(!lease_read(b, "ws", record("a", 4, 2500), 3000, 3000).present);
+}
+
+TEST_CASE("lease: the read is answered in its own step, by that step's clocks, and nothing else is done") {
+  Node b(config("b", Authority::lease));
+  REQUIRE(find(b.step(event(EventKind::join, 0, "ws")), EffectKind::lease_try));
+  // The read comes when the try's storage timeout is due, with the wall clock 100 s ahead:
+  // the record of "a" (written at wall 0) is past its takeover time by this reading.
+  double due = b.next_deadline();
+  uint64_t elections = b.metrics().elections;
+  Event read = event(EventKind::lease_read, due, "ws");
+  read.wall_ms = due + 100000;
+  read.lease = record("a", 4, 0);
+  std::vector<Effect> fx = b.step(read);
+  REQUIRE(fx.size() == 1);  // the answer alone: the due work waits for the next event
+  REQUIRE(fx[0].kind == EffectKind::lease_write);
+  CHECK(!fx[0].unread);
+  CHECK(fx[0].lease.owner == "b");
+  CHECK(fx[0].lease.epoch == 5);
+  CHECK(fx[0].lease.expires_ms == read.wall_ms + 5000);
+  CHECK(fx[0].lease.takeover_ms == read.wall_ms + 3000);
+  CHECK(b.metrics().elections == elections);
+  CHECK(b.next_deadline() == due);
+  // Without a transaction in flight there is nothing to decide: the answer writes nothing.
+  Node c(config("c", Authority::lease));
+  CHECK(c.step(read).empty());
+}
+
+TEST_CASE("lease: disposed, a tab still answers the read of its renewal in flight, with the release") {
+  Node a(config("a", Authority::lease));
+  LeaseRecord rec = lease_lead(a, 0);
+  double renew_at = a.next_deadline();
+  std::vector<Effect> fx;
+  while (!find(fx, EffectKind::lease_try)) {
+    fx = a.step(event(EventKind::tick, renew_at));
+    renew_at = a.next_deadline();
+  }
+  a.step(event(EventKind::dispose, renew_at));
+  REQUIRE(a.disposed());
+  LeaseRecord released = lease_read(a, "ws", rec, renew_at + 1, renew_at + 1);
+  CHECK(released.present);
+  CHECK(released.owner == "a");
+  CHECK(released.epoch == rec.epoch);
+  CHECK(released.expires_ms == 0);
+  CHECK(a.step(event(EventKind::tick, renew_at + 2)).empty());  // nothing else is stepped
 }
 
 TEST_CASE("lease: a leader's term ends when others may take its record over, not when it expires") {
@@ -101,7 +145,7 @@ TEST_CASE("lease: a running leader renews on its timer before anyone may take ov
   }
   REQUIRE(find(fx, EffectKind::lease_try));
   CHECK(now < rec.takeover_ms);
-  LeaseRecord renewed = a.lease_decide("ws", rec, now + 1, now + 1);
+  LeaseRecord renewed = lease_read(a, "ws", rec, now + 1, now + 1);
   CHECK(renewed.epoch == rec.epoch);
   CHECK(renewed.takeover_ms > rec.takeover_ms);
 }
@@ -123,11 +167,11 @@ TEST_CASE("lease: a goodbye gives up the record of the term it ends, not a later
   REQUIRE(find(fx, EffectKind::lease_try));
   // Its record is still valid: the departed tab may not have sent the goodbye (a forgery
   // or a replay) and gets the hello window to renew, so it is not taken yet.
-  CHECK(!b.lease_decide("ws", record("a", 4, 0), 101, 101).present);
+  CHECK(!lease_read(b, "ws", record("a", 4, 0), 101, 101).present);
   double after_window = 100 + config("b", Authority::lease).hello_window_ms;
-  CHECK(b.lease_decide("ws", record("a", 4, 0), after_window, after_window).epoch == 5);
+  CHECK(lease_read(b, "ws", record("a", 4, 0), after_window, after_window).epoch == 5);
   // The departed tab came back with a newer term before this transaction ran.
-  CHECK(!b.lease_decide("ws", record("a", 6, 90), after_window, after_window).present);
+  CHECK(!lease_read(b, "ws", record("a", 6, 90), after_window, after_window).present);
 }
 
 TEST_CASE("lease: a goodbye in the holder's name that it did not send hands nothing over") {
@@ -152,7 +196,7 @@ TEST_CASE("lease: a goodbye in the holder's name that it did not send hands noth
   double now = 100;
   while (!find(fx, EffectKind::lease_try)) fx = a.step(event(EventKind::tick, now = std::max(now, a.next_deadline())));
   CHECK(now > 100);
-  LeaseRecord renewed = a.lease_decide("ws", rec, now, now);
+  LeaseRecord renewed = lease_read(a, "ws", rec, now, now);
   Event committed = event(EventKind::lease_result, now, "ws");
   committed.lease = renewed;
   a.step(committed);
@@ -160,8 +204,8 @@ TEST_CASE("lease: a goodbye in the holder's name that it did not send hands noth
   // The named tab finds the record renewed since the goodbye: nothing to take over.
   double after_window = 100 + config("b", Authority::lease).hello_window_ms;
   b.step(event(EventKind::tick, after_window));
-  CHECK(!b.lease_decide("ws", renewed, after_window, after_window).present);
-  CHECK(b.lease_decide("ws", rec, after_window, after_window).present);  // without the renewal, it would
+  CHECK(!lease_read(b, "ws", renewed, after_window, after_window).present);
+  CHECK(lease_read(b, "ws", rec, after_window, after_window).present);  // without the renewal, it would
 }
 
 TEST_CASE("lease: an owner whose heartbeats keep coming is not taken over before its record expires") {
@@ -178,9 +222,9 @@ TEST_CASE("lease: an owner whose heartbeats keep coming is not taken over before
   };
   for (double now = 0; now <= 4000; now += 1000) heartbeat(now);
   // Its renewal is late (a busy store), its timers run: the compare-and-set fails.
-  CHECK(!b.lease_decide("ws", record("a", 4, 0), 3000, 3000).present);
-  CHECK(!b.lease_decide("ws", record("a", 4, 0), 4999, 4999).present);
-  CHECK(b.lease_decide("ws", record("a", 4, 0), 5000, 5000).present);  // expired
+  CHECK(!lease_read(b, "ws", record("a", 4, 0), 3000, 3000).present);
+  CHECK(!lease_read(b, "ws", record("a", 4, 0), 4999, 4999).present);
+  CHECK(lease_read(b, "ws", record("a", 4, 0), 5000, 5000).present);  // expired
 
   // Heartbeats stop after 1000: silent for the suspect timeout and past its takeover time.
   Node c(config("c", Authority::lease));
@@ -191,8 +235,8 @@ TEST_CASE("lease: an owner whose heartbeats keep coming is not taken over before
     hb.claims.push_back({"ws", 4});
     c.step(message(now, wire::encode(hb)));
   }
-  CHECK(!c.lease_decide("ws", record("a", 4, 0), 3999, 3999).present);
-  LeaseRecord taken = c.lease_decide("ws", record("a", 4, 0), 4000, 4000);
+  CHECK(!lease_read(c, "ws", record("a", 4, 0), 3999, 3999).present);
+  LeaseRecord taken = lease_read(c, "ws", record("a", 4, 0), 4000, 4000);
   REQUIRE(taken.present);
   CHECK(taken.epoch == 5);
 }
@@ -220,7 +264,7 @@ TEST_CASE("lease: a renewal still in flight at the takeover time leaves the term
   CHECK(now >= v.valid_until_ms);  // the glue reports no leader and fenced() refuses
   // The renewal commits with the same term: safe again, nothing started or ended.
   Event renewed = event(EventKind::lease_result, now + 1, "ws");
-  renewed.lease = a.lease_decide("ws", rec, now, now);
+  renewed.lease = lease_read(a, "ws", rec, now, now);
   REQUIRE(renewed.lease.epoch == rec.epoch);
   fx = a.step(renewed);
   CHECK(!find(fx, EffectKind::deposed));
@@ -250,11 +294,13 @@ TEST_CASE("lease: a closing page releases a valid term's record unread, and one 
   closing.lifecycle = Lifecycle::closing;
   auto fx = a.step(closing);
   REQUIRE(find(fx, EffectKind::deposed));
-  REQUIRE(count(fx, EffectKind::lease_try) == 1);
-  CHECK(find(fx, EffectKind::lease_try)->unread);  // a read would wait on a page being torn down
-  CHECK(find(fx, EffectKind::broadcast));          // the goodbye
-  // Written without a read: the record of its term, expired, whatever the glue passes in.
-  LeaseRecord released = a.lease_decide("ws", LeaseRecord{}, 500, 500);
+  // A read would wait on a page being torn down: the write comes at once, in no answer to one.
+  CHECK(count(fx, EffectKind::lease_try) == 0);
+  REQUIRE(count(fx, EffectKind::lease_write) == 1);
+  CHECK(find(fx, EffectKind::lease_write)->unread);
+  CHECK(find(fx, EffectKind::broadcast));  // the goodbye
+  // The record of its term, expired.
+  LeaseRecord released = find(fx, EffectKind::lease_write)->lease;
   CHECK(released.present);
   CHECK(released.owner == "a");
   CHECK(released.epoch == mine.epoch);
@@ -270,11 +316,12 @@ TEST_CASE("lease: a closing page releases a valid term's record unread, and one 
   fx = b.step(closing);
   REQUIRE(find(fx, EffectKind::deposed));
   CHECK(count(fx, EffectKind::lease_try) == 0);
+  CHECK(count(fx, EffectKind::lease_write) == 0);
 
   // Stepping down while the page stays: the record is released, read first as usual.
   Node c(config("c", Authority::lease));
   lease_lead(c, 0);
   fx = c.step(event(EventKind::abdicate, 500, "ws"));
   REQUIRE(count(fx, EffectKind::lease_try) == 1);
-  CHECK(!find(fx, EffectKind::lease_try)->unread);
+  CHECK(count(fx, EffectKind::lease_write) == 0);
 }

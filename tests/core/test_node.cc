@@ -85,6 +85,35 @@ TEST_CASE("broadcast-only: an epoch answer below a term claimed meanwhile is all
   CHECK(find(fx, EffectKind::elected)->degraded == Degraded::none);
 }
 
+TEST_CASE("fence_check: the tab's fence answers in the step, from the newest term it saw; no term is refused") {
+  Node a(config("a"));
+  lead(a, "ws", 0, 5);
+  auto check = [&a](std::string_view resource, uint64_t epoch) {
+    Event e = event(EventKind::fence_check, 10, resource);
+    e.epoch = epoch;
+    std::vector<Effect> fx = a.step(e);
+    REQUIRE(fx.size() == 1);  // the verdict alone: a check does no other work
+    REQUIRE(fx[0].kind == EffectKind::fence_verdict);
+    CHECK(fx[0].resource == resource);
+    return fx[0];
+  };
+  uint64_t elections = a.metrics().elections;
+  Effect v = check("ws", 5);
+  CHECK(v.verdict == FenceVerdict::accepted);
+  CHECK(v.epoch == 5);
+  v = check("ws", 4);
+  CHECK(v.verdict == FenceVerdict::stale_owner);
+  CHECK(v.epoch == 5);
+  // No term (a tab that does not lead): refused, and the highest term stays as it was.
+  v = check("other", 0);
+  CHECK(v.verdict == FenceVerdict::stale_owner);
+  CHECK(v.epoch == 0);
+  v = check("ws", 0);
+  CHECK(v.verdict == FenceVerdict::stale_owner);
+  CHECK(v.epoch == 5);
+  CHECK(a.metrics().elections == elections);
+}
+
 TEST_CASE("lease: decide acquires with epoch + 1, respects a valid owner, renews, releases") {
   Node a(config("a", Authority::lease));
   auto fx = a.step(event(EventKind::join, 0, "sync"));
@@ -98,12 +127,12 @@ TEST_CASE("lease: decide acquires with epoch + 1, respects a valid owner, renews
   theirs.epoch = 6;
   theirs.expires_ms = 4000;
   theirs.takeover_ms = 3000;
-  CHECK(!a.lease_decide("sync", theirs, 10, 10).present);  // valid, someone else's
+  CHECK(!lease_read(a, "sync", theirs, 10, 10).present);  // valid, someone else's
 
   LeaseRecord expired = theirs;
   expired.expires_ms = 5;
   expired.takeover_ms = 5;
-  LeaseRecord mine = a.lease_decide("sync", expired, 10, 10);
+  LeaseRecord mine = lease_read(a, "sync", expired, 10, 10);
   REQUIRE(mine.present);
   CHECK(mine.owner == "a");
   CHECK(mine.epoch == 7);
@@ -125,7 +154,7 @@ TEST_CASE("lease: decide acquires with epoch + 1, respects a valid owner, renews
   }
   REQUIRE(find(fx, EffectKind::lease_try));
   CHECK(renew_at >= 0 + 3000 / 2.0 - 1);
-  LeaseRecord renewed = a.lease_decide("sync", mine, renew_at, renew_at);
+  LeaseRecord renewed = lease_read(a, "sync", mine, renew_at, renew_at);
   CHECK(renewed.epoch == 7);
   CHECK(renewed.expires_ms == renew_at + 5000);
 
@@ -137,7 +166,7 @@ TEST_CASE("lease: decide acquires with epoch + 1, respects a valid owner, renews
   fx = a.step(event(EventKind::abdicate, renew_at + 2, "sync"));
   REQUIRE(find(fx, EffectKind::lease_try));
   CHECK(a.view("sync").role == Role::stepping_down);
-  LeaseRecord released = a.lease_decide("sync", renewed, renew_at + 3, renew_at + 3);
+  LeaseRecord released = lease_read(a, "sync", renewed, renew_at + 3, renew_at + 3);
   REQUIRE(released.present);
   CHECK(released.expires_ms == 0);
   CHECK(released.epoch == 7);

@@ -44,6 +44,50 @@ describe("the epoch's transaction", () => {
     assert.equal(stats.committed, 3);
   });
 
+  test("a hand-over's grant begins the epoch's transaction before the core steps the grant, and the core leads on that epoch", async () => {
+    const idb = createIndexedDB();
+    // What the core had made of the grant (the handle's state) when each epoch transaction began.
+    const seen = [];
+    let handles = [];
+    const watched = (index) => ({
+      open(...args) {
+        const req = idb.indexedDB.open(...args);
+        const onsuccess = () => {
+          const db = req.result;
+          const transaction = db.transaction.bind(db);
+          db.transaction = (names, ...rest) => {
+            if (names.includes('epochs')) seen.push({ index, state: handles[index]?.state() });
+            return transaction(names, ...rest);
+          };
+        };
+        return new Proxy(req, {
+          set(target, key, value) {
+            target[key] = key === 'onsuccess' ? () => (onsuccess(), value()) : value;
+            return true;
+          },
+        });
+      },
+    });
+    const { tabs } = openTabs(2, { indexedDB: undefined });
+    tabs.forEach((tab, i) => {
+      tab.env.indexedDB = watched(i);
+    });
+    const led = leadIn(tabs, 'epoch-tx-grant');
+    handles = led.handles;
+    const [first] = await waitFor(() => {
+      const leaders = leaderIndexes(handles);
+      return leaders.length === 1 && leaders;
+    }, { what: 'the first leader' });
+    const next = 1 - first;
+    const before = seen.length;
+    handles[first].release();
+    await waitFor(() => handles[next].state() === 'leader', { what: 'the other tab leads' });
+    assert.deepEqual(seen.slice(before), [{ index: next, state: 'follower' }], 'one transaction, begun while the core had not stepped the grant yet');
+    assert.equal(handles[next].token().epoch, 2, 'the core led on the epoch that transaction committed');
+    assert.equal(idb.peek('baton/epoch-tx-grant', 'epochs', 'job'), 2);
+    assert.equal(led.batons[next].metrics().glue.epochAllocations, 1, 'the core asked once');
+  });
+
   test('in the lease mode: every lease transaction commits at once too', async () => {
     const idb = createIndexedDB();
     const { tabs } = openTabs(2, { indexedDB: idb.indexedDB });

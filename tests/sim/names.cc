@@ -22,6 +22,8 @@ const char* to_string(EventKind k) {
     case EventKind::force_election: return "force-election";
     case EventKind::dispose: return "dispose";
     case EventKind::lease_aborted: return "lease-aborted";
+    case EventKind::lease_read: return "lease-read";
+    case EventKind::fence_check: return "fence-check";
   }
   return "?";
 }
@@ -36,6 +38,8 @@ const char* to_string(EffectKind k) {
     case EffectKind::elected: return "elected";
     case EffectKind::deposed: return "deposed";
     case EffectKind::leader_changed: return "leader-changed";
+    case EffectKind::lease_write: return "lease-write";
+    case EffectKind::fence_verdict: return "fence-verdict";
   }
   return "?";
 }

@@ -389,21 +389,6 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
           t.store_failed_ms = clock_ms_;
           break;
         }
-        if (fx.unread) {
-          // A closing page's release: written without a read and committed at once, before
-          // the page is torn down (nothing in it waits for the page); no answer comes back.
-          if (storage_ == StorageMode::works && store_holder_ < 0) {
-            LeaseRecord& stored = lease_store_[fx.resource.str()];
-            LeaseRecord write = t.node->lease_decide(fx.resource, stored, mono_now(t), wall_now());
-            if (write.present && (stored.owner != write.owner || stored.generation != write.generation ||
-                                  stored.epoch != write.epoch)) {
-              violation("unread release: " + t.id + " overwrote the record of " + stored.owner.str() + " epoch " +
-                        std::to_string(stored.epoch) + " of " + fx.resource.str());
-            }
-            if (write.present) stored = write;
-          }
-          break;
-        }
         Scheduled s{};
         s.at = clock_ms_ + latency(0.5, 2.5);
         s.kind = Kind::lease_txn;
@@ -429,7 +414,18 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
         guarded_effects(t);
         break;
       case EffectKind::deposed: on_deposed(t, fx); break;
-      case EffectKind::leader_changed: break;
+      case EffectKind::lease_write:
+        if (fx.unread) {
+          write_unread(t, fx);
+        } else if (lease_answer_) {
+          *lease_answer_ = fx.lease;
+        } else {
+          violation("lease write outside its transaction: " + t.id + " " + fx.resource.str());
+        }
+        break;
+      case EffectKind::leader_changed:
+      case EffectKind::fence_verdict:  // guarded effects are fenced at the receiver here
+        break;
     }
   }
 }
@@ -906,7 +902,7 @@ void World::run_lease_txn(Tab& t, const std::string& res) {
     return;
   }
   LeaseRecord& stored = lease_store_[res];
-  LeaseRecord write = t.node->lease_decide(res, stored, mono_now(t), wall_now());
+  LeaseRecord write = read_lease(t, res, stored);
   uint64_t& issued = epoch_issued_[res];
   if (write.present && write.epoch > std::max(stored.epoch, issued) + 1) {
     violation("durable floor: " + t.id + " wrote lease epoch " + std::to_string(write.epoch) + " of " + res +
@@ -923,6 +919,39 @@ void World::run_lease_txn(Tab& t, const std::string& res) {
   e.kind = EventKind::lease_result;
   e.lease = stored;
   schedule_callback(t, e, latency(0.2, 1));
+}
+
+LeaseRecord World::read_lease(Tab& t, const std::string& res, const LeaseRecord& stored) {
+  Event e;
+  e.kind = EventKind::lease_read;
+  e.now_ms = mono_now(t);
+  e.wall_ms = wall_now();
+  e.resource = res;
+  e.lease = stored;
+  if (trace_) trace_tab(t, "<- " + describe(e));
+  LeaseRecord write;
+  lease_answer_ = &write;
+  // An answer does no due work, so the timer stands (as the glue keeps its own).
+  apply(t, t.node->step(e));
+  lease_answer_ = nullptr;
+  return write;
+}
+
+// A closing page's release: written without a read and committed at once, before the page
+// is torn down (nothing in it waits for the page); no answer comes back.
+void World::write_unread(Tab& t, const Effect& fx) {
+  if (storage_ == StorageMode::hung) {
+    t.store_failed_ms = clock_ms_;
+    return;
+  }
+  if (storage_ != StorageMode::works || store_holder_ >= 0) return;
+  LeaseRecord& stored = lease_store_[fx.resource.str()];
+  const LeaseRecord& write = fx.lease;
+  if (stored.owner != write.owner || stored.generation != write.generation || stored.epoch != write.epoch) {
+    violation("unread release: " + t.id + " overwrote the record of " + stored.owner.str() + " epoch " +
+              std::to_string(stored.epoch) + " of " + fx.resource.str());
+  }
+  stored = write;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1189,12 +1218,9 @@ std::string World::describe(const Event& e) const {
     case EventKind::epoch_allocated:
       s += " " + std::to_string(e.epoch) + (e.durable ? "" : " (not durable)");
       break;
-    case EventKind::lease_result:
-      s += e.lease.present ? " owner " + e.lease.owner + " epoch " + std::to_string(e.lease.epoch) +
-                                 (e.lease.expires_ms > wall_now() ? format(" for %.0f ms", e.lease.expires_ms - wall_now())
-                                                                  : std::string(" expired"))
-                           : std::string(" empty");
-      break;
+    case EventKind::lease_read:
+    case EventKind::lease_result: s += describe(e.lease); break;
+    case EventKind::fence_check: s += " epoch " + std::to_string(e.epoch); break;
     case EventKind::lifecycle: s += std::string(" ") + to_string(e.lifecycle); break;
     default: break;
   }
@@ -1212,10 +1238,17 @@ std::string World::describe(const Effect& fx) const {
     }
     case EffectKind::lock_request: return "lock-request " + fx.resource + " " + to_string(fx.lock_mode);
     case EffectKind::allocate_epoch: return "allocate-epoch " + fx.resource + " above " + std::to_string(fx.epoch);
+    case EffectKind::lease_write: return "lease-write " + fx.resource + describe(fx.lease) + (fx.unread ? " unread" : "");
     case EffectKind::elected:
     case EffectKind::deposed: return std::string();
     default: return std::string(to_string(fx.kind)) + " " + fx.resource;
   }
+}
+
+std::string World::describe(const LeaseRecord& rec) const {
+  if (!rec.present) return " empty";
+  return " owner " + rec.owner + " epoch " + std::to_string(rec.epoch) +
+         (rec.expires_ms > wall_now() ? format(" for %.0f ms", rec.expires_ms - wall_now()) : std::string(" expired"));
 }
 
 // ---------------------------------------------------------------------------------------

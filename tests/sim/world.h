@@ -279,6 +279,10 @@ class World {
   double store_fault();
   void process(Scheduled& s);
   void run_lease_txn(Tab& t, const std::string& res);
+  // Steps lease_read inside the transaction; returns the lease_write it answers with
+  // (present=false: nothing to write).
+  LeaseRecord read_lease(Tab& t, const std::string& res, const LeaseRecord& stored);
+  void write_unread(Tab& t, const Effect& fx);
 
   // Simulated browser parts.
   void lock_request(Tab& t, const std::string& res, LockMode mode);
@@ -286,7 +290,6 @@ class World {
   void lock_drop_all(int tab);
   void grant_next(const std::string& res);
   void broadcast(Tab& from, const std::vector<uint8_t>& bytes);
-  void lease_try(Tab& t, const std::string& res);
 
   // Faults.
   void random_fault();
@@ -298,6 +301,7 @@ class World {
   void trace_roles(Tab& t);
   std::string describe(const Event& e) const;
   std::string describe(const Effect& fx) const;
+  std::string describe(const LeaseRecord& rec) const;
 
   // What the world did that may end a term (see on_deposed).
   void note_sender(Tab& t, const Scheduled& delivery);
@@ -347,6 +351,7 @@ class World {
   std::vector<std::vector<uint8_t>> recording_;
   std::vector<uint8_t> replay_;                   // a real frame, for replaying
   std::map<std::string, LeaseRecord> lease_store_;
+  LeaseRecord* lease_answer_ = nullptr;  // while a lease_read steps: where its lease_write goes
   StorageMode storage_ = StorageMode::works;
   double epoch_delay_ms_ = 0.05;
   std::vector<std::string> resources_;  // every resource a tab joined, in order

@@ -1,5 +1,6 @@
 // The lease: a record in IndexedDB (owner, generation, epoch, expiry, takeover time)
-// decides, written only inside a read-write transaction that runs lease_decide. The leader
+// decides, written only inside a read-write transaction: the glue steps lease_read with the
+// record it read there, and writes the lease_write that step answers with. The leader
 // renews at half the time others wait before a takeover, and acts on its term only
 // until they may take over (a renewal still in flight then leaves the term in doubt until
 // it commits). A follower takes over by rank when the record expires, at once when the
@@ -57,7 +58,7 @@ void Node::Lease::campaign(Node& n, Resource& r, double now, Effects& out) const
   if (r.named_successor) {
     due = r.lease_started_ms > r.named_ms ? r.lease_started_ms + c.rank_stagger_ms : now;
   } else if (others_record) {
-    // Come back when the record may be taken over by compare-and-set (lease_decide). While
+    // Come back when the record may be taken over by compare-and-set (on_lease_read). While
     // its owner's heartbeats keep coming, that is not before they stop: the store is not
     // read meanwhile, not even when the copy read last expires (the owner renewed it).
     // After a goodbye (the leader known here left), by rank from then on: the successor
@@ -137,54 +138,52 @@ void Node::start_lease(Resource& r, LeaseOp op, double now, Effects& out) {
   r.lease_started_ms = now;
   r.wake_ms = std::min(r.wake_ms, now + config_.storage_timeout_ms);
   ++metrics_.lease_attempts;
-  Effect e = make(EffectKind::lease_try, r.name);
-  e.unread = op == LeaseOp::release_unread;
+  Effect e = make(op == LeaseOp::release_unread ? EffectKind::lease_write : EffectKind::lease_try, r.name);
+  if (op == LeaseOp::release_unread) {
+    // Not read (Lease::release): the record of this tab's valid term, expired.
+    e.unread = true;
+    e.lease.present = true;
+    e.lease.owner = config_.id;
+    e.lease.generation = config_.generation;
+    e.lease.epoch = r.epoch;
+  }
   out.push_back(std::move(e));
 }
 
-LeaseRecord Node::lease_decide(std::string_view resource, const LeaseRecord& current, double now, double wall) {
-  wall_offset_ms_ = wall - now;  // the freshest reading of the clocks, to judge the record by
-  LeaseRecord none;
-  Resource* found = resources_.find(resource);
-  if (!found) return none;
-  Resource& r = *found;
+// Inside the transaction: the record read decides what this tab writes, by the clocks of
+// this step (read there, so the freshest).
+void Node::on_lease_read(Resource& r, const LeaseRecord& current, double now, Effects& out) {
   bool same_owner = current.present && current.owner == config_.id && current.generation == config_.generation;
-  bool valid = current.present && lease_expiry(r, current) > now;
+  LeaseRecord rec;
   switch (r.lease_op) {
-    case LeaseOp::none: return none;
-    case LeaseOp::release: {
-      if (!same_owner) return none;
-      LeaseRecord rec = current;
+    case LeaseOp::none:
+    case LeaseOp::release_unread:  // written without a read
+      return;
+    case LeaseOp::release:
+      if (!same_owner) return;
+      rec = current;
       rec.expires_ms = 0;  // expired: the next owner takes it at once, the epoch stays
       rec.takeover_ms = 0;
-      return rec;
-    }
-    case LeaseOp::release_unread: {
-      // Not read (Lease::release): the record of this tab's valid term, expired.
-      LeaseRecord rec;
-      rec.present = true;
-      rec.owner = config_.id;
-      rec.generation = config_.generation;
-      rec.epoch = r.epoch;
-      return rec;
-    }
+      break;
     case LeaseOp::acquire:
     case LeaseOp::renew: {
+      bool valid = current.present && lease_expiry(r, current) > now;
       bool takeover = r.lease_op == LeaseOp::acquire && lease_takeover_allowed(r, current, now);
-      if (valid && !same_owner && !takeover) return none;
+      if (valid && !same_owner && !takeover) return;
       bool continuing = same_owner && r.role == Role::leader && current.epoch == r.epoch;
-      LeaseRecord rec;
       rec.present = true;
       rec.owner = config_.id;
       rec.generation = config_.generation;
       uint64_t floor = config_.mutations.trust_claims ? r.max_epoch : r.floor_epoch;
       rec.epoch = continuing ? current.epoch : std::max(current.epoch, floor) + 1;
-      rec.expires_ms = wall + config_.lease_ms;
-      rec.takeover_ms = wall + lease_silence_ms();
-      return rec;
+      rec.expires_ms = last_wall_ms_ + config_.lease_ms;
+      rec.takeover_ms = last_wall_ms_ + lease_silence_ms();
+      break;
     }
   }
-  return none;
+  Effect e = make(EffectKind::lease_write, r.name);
+  e.lease = rec;
+  out.push_back(std::move(e));
 }
 
 // A record's expiry is wall-clock time written by another tab, read here as monotonic time.
@@ -199,7 +198,7 @@ double Node::lease_expiry(const Resource& r, const LeaseRecord& rec) const {
 // The record's takeover time (its expiry if sooner), and while this tab hears the owner
 // claim the resource, no sooner than the suspect timeout after its last progress: an
 // owner whose heartbeats keep coming is not taken over, however late its renewal commits
-// (lease_decide still lets an expired record go; the campaign waits for the silence).
+// (on_lease_read still lets an expired record go; the campaign waits for the silence).
 // Like lease_expiry, after a backward wall clock jump an unchanged record is due at most
 // one silence span after this tab first saw it.
 double Node::lease_takeover_due(const Resource& r, const LeaseRecord& rec) const {
@@ -289,7 +288,7 @@ void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effe
     r.lease_held_until_ms = r.lease_started_ms + config_.lease_ms * 5 / 6;
     r.lease_valid_until_ms =
         config_.mutations.lease_term_to_expiry ? r.lease_held_until_ms : r.lease_started_ms + lease_term_span();
-    // The same span from when lease_decide wrote the record, by the wall clock it wrote it
+    // The same span from when on_lease_read wrote the record, by the wall clock it wrote it
     // with (its takeover time is a silence span later).
     double written = rec.takeover_ms - lease_silence_ms();
     r.lease_valid_until_wall_ms =

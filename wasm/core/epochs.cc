@@ -1,7 +1,7 @@
 // Where a term's epoch comes from, and what happens when storage cannot vouch for it:
 // the epoch counter (Web Locks, broadcast-only), its answer or its silence, the lease
 // store's failures, and the degraded terms that follow. The lease record's own epoch is
-// decided in Node::lease_decide (authority_lease.cc).
+// decided in Node::on_lease_read (authority_lease.cc).
 #include <algorithm>
 
 #include "authority.h"

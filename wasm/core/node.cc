@@ -53,7 +53,9 @@ void Node::Strategy::release(Node& n, Resource& r, double now, Effects& out) con
 // The entry point.
 
 void Node::step(const Event& e, Effects& out) {
-  if (disposed_) return;
+  // Disposed, it still answers the read of a lease transaction begun before: that one
+  // writes the release of the term the dispose ended.
+  if (disposed_ && e.kind != EventKind::lease_read) return;
   double now = e.now_ms;
   read_clocks(e);
   message_step_ = e.kind == EventKind::message;
@@ -78,6 +80,9 @@ void Node::step(const Event& e, Effects& out) {
       break;
     case EventKind::epoch_allocated:
       if (r) on_epoch_allocated(*r, e.epoch, e.durable, now, out);
+      break;
+    case EventKind::lease_read:
+      if (r) on_lease_read(*r, e.lease, now, out);
       break;
     case EventKind::lease_result:
       if (r) on_lease_result(*r, e.lease, now, out);
@@ -112,8 +117,13 @@ void Node::step(const Event& e, Effects& out) {
       if (r) trigger(*r, now, true);
       break;
     case EventKind::dispose: on_dispose(now, out); break;
+    case EventKind::fence_check: on_fence_check(e.resource, e.epoch, out); break;
   }
-  if (!disposed_) run_due(now, e.kind == EventKind::tick, out);
+  // A lease read and a fence check wait for their answer inside an operation in progress
+  // (a transaction, a guarded effect): they change nothing else, and the work due waits
+  // for the next event.
+  bool answers = e.kind == EventKind::lease_read || e.kind == EventKind::fence_check;
+  if (!disposed_ && !answers) run_due(now, e.kind == EventKind::tick, out);
   // Only a tick may move the expected tick later: a frozen tab keeps handling
   // messages, and those steps must not hide that its timers stopped.
   double deadline = next_deadline();
@@ -271,7 +281,7 @@ void Node::on_leave(std::string_view name, double now, Effects& out) {
   Resource& r = *found;
   step_down(r, Reason::abdicate, now, out);
   release_lock(r, out);
-  // A lease release still in flight needs the resource for lease_decide.
+  // A lease release still in flight needs the resource for its lease_read.
   if (r.lease_op == LeaseOp::none) resources_.erase(name);
   else r.left = true;
 }
@@ -286,6 +296,15 @@ void Node::on_lifecycle(Lifecycle l, double now, Effects& out) {
   // Tell the others at once: ranking and eligibility depend on it.
   send(frame(wire::Kind::presence), out);
   trigger_all(now);
+}
+
+// The glue's fenced() asks before it runs a guarded effect: admitted only from the newest
+// term this tab has seen for the resource. Epoch 0 (no term) is refused and changes nothing.
+void Node::on_fence_check(std::string_view resource, uint64_t epoch, Effects& out) {
+  Effect e = make(EffectKind::fence_verdict, resource);
+  e.verdict = epoch > 0 ? fence_.admit(resource, epoch) : FenceVerdict::stale_owner;
+  e.epoch = fence_.highest(resource);
+  out.push_back(std::move(e));
 }
 
 void Node::on_dispose(double now, Effects& out) {

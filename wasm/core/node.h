@@ -109,6 +109,12 @@ enum class EventKind : uint8_t {
   lease_aborted,        // the glue aborted the lease transaction as the page froze: nothing
                         // was written, and the store is not at fault (an open read-write
                         // transaction of a frozen page would block every other tab's)
+  lease_read,           // inside the transaction of a lease_try: `lease` is the record read
+                        // (present=false: none). The step answers with the lease_write to
+                        // apply to that transaction, or nothing to write: read, decision and
+                        // write are one transaction, atomic against the other tabs'
+  fence_check,          // a guarded effect of term `epoch` (0: no term) asks this tab's fence
+                        // whether it may run on `resource`; the step answers with fence_verdict
 };
 
 struct Event {
@@ -130,10 +136,15 @@ enum class EffectKind : uint8_t {
   lock_request,    // request the lock for `resource` in `lock_mode` (replaces any queued request)
   lock_release,    // release the held lock or abort the queued request for `resource`
   allocate_epoch,  // durable counter: next = max(stored, `epoch`) + 1, report epoch_allocated
-  lease_try,       // run the lease transaction for `resource` (calls lease_decide inside)
+  lease_try,       // run the lease transaction for `resource`: read the record, step lease_read
+                   // inside the transaction, apply its lease_write, commit; then report
+                   // lease_result (the record now in the store) or lease_failed
   elected,         // this tab now leads `resource` with `epoch`
   deposed,         // this tab no longer leads `resource`, because `reason`
   leader_changed,  // the known leader of `resource` changed (for onChange observers)
+  lease_write,     // write `lease` as the record of `resource`: in the transaction whose
+                   // lease_read this step answers, or, `unread`, in one of its own
+  fence_verdict,   // answers fence_check: `verdict`, and `epoch` the highest term admitted
 };
 
 struct Effect {
@@ -144,9 +155,11 @@ struct Effect {
   uint64_t epoch = 0;
   Reason reason = Reason::none;
   Degraded degraded = Degraded::none;  // elected: why this term's epoch may repeat an earlier one
-  // lease_try: write what lease_decide returns without reading the store first, and commit
-  // at once (a closing page cannot wait for a read to answer).
+  LeaseRecord lease;                   // lease_write
+  // lease_write: in answer to no read, in a transaction of its own that reads nothing and
+  // commits at once (a closing page cannot wait for a read to answer); then lease_result.
   bool unread = false;
+  FenceVerdict verdict = FenceVerdict::accepted;  // fence_verdict
 };
 
 // What one step asks for, in order.
@@ -198,10 +211,6 @@ class Node {
   }
   double next_deadline() const;
 
-  // Called by the glue inside the lease's read-write transaction with the record read and
-  // both clocks read then; returns the record to write (present=false: write nothing).
-  LeaseRecord lease_decide(std::string_view resource, const LeaseRecord& current, double now_ms, double wall_ms);
-
   // Queries.
   const Config& config() const { return config_; }
   // The authority in use: the configured one, or broadcast-only once the lease store failed.
@@ -213,7 +222,6 @@ class Node {
   Lifecycle lifecycle() const { return lifecycle_; }
   const Metrics& metrics() const { return metrics_; }
   const TransitionLog& log() const { return log_; }
-  Fence& fence() { return fence_; }
   // True once any storage failure was seen; `degradation()` says the latest cause.
   bool degraded() const { return degraded_ != Degraded::none; }
   Degraded degradation() const { return degraded_; }
@@ -310,11 +318,13 @@ class Node {
   void on_lock_granted(Resource& r, double now, Effects& out);
   void on_lock_lost(Resource& r, double now, Effects& out);
   void on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double now, Effects& out);
+  void on_lease_read(Resource& r, const LeaseRecord& current, double now, Effects& out);
   void on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effects& out);
   void on_lease_aborted(Resource& r, double now);
   void on_lock_unavailable(Resource& r, double now);
   void on_lifecycle(Lifecycle l, double now, Effects& out);
   void on_dispose(double now, Effects& out);
+  void on_fence_check(std::string_view resource, uint64_t epoch, Effects& out);
   void run_due(double now, bool timer, Effects& out);
 
   // Frame handlers. A claim is handled by role, as a leader or as a follower hears it.

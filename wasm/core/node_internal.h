@@ -6,8 +6,12 @@
 
 namespace baton::detail {
 
-// Followers announce their presence at most this many heartbeats apart (Node::refresh_ms).
-constexpr double kMaxRefreshHeartbeats = 60;
+// Followers announce their presence at most this many heartbeats apart (Node::refresh_ms):
+// five minutes by default, so that one frame cannot keep a silent tab alive for long.
+constexpr double kMaxRefreshHeartbeats = 300;
+// Up to this many tabs a follower refreshes every heartbeat per tab; beyond, with the
+// square of the tabs (Node::refresh_ms).
+constexpr double kQuietFromTabs = 8;
 
 inline Effect make(EffectKind kind, std::string_view resource, LockMode mode = LockMode::queue) {
   Effect e;

@@ -7,6 +7,7 @@
 namespace baton {
 
 using detail::kMaxRefreshHeartbeats;
+using detail::kQuietFromTabs;
 using detail::make;
 
 wire::Frame Node::frame(wire::Kind kind) const {
@@ -18,7 +19,7 @@ wire::Frame Node::frame(wire::Kind kind) const {
   f.app_version = config_.app_version;
   f.start_ms = config_.start_ms > 0 ? static_cast<uint64_t>(config_.start_ms) : 0;
   f.tick_seq = tick_seq_;
-  f.refresh_ms = static_cast<uint32_t>(refresh_ms());
+  f.refresh_ms = static_cast<uint32_t>(std::min<double>(refresh_ms(), UINT32_MAX));
   f.capabilities = config_.capabilities;
   for (const auto& [name, r] : resources_) {
     if (r.role == Role::leader) f.claims.push_back({name, r.epoch});
@@ -43,11 +44,18 @@ void Node::send_heartbeat(double now, Effects& out) {
 
 // Leaders show progress every heartbeat, and so promise broadcast-only candidates (which
 // send more often, see presence_every_ms). Followers refresh their presence less often
-// the more tabs there are, so the channel's total traffic grows linearly with tabs.
+// the more tabs there are: every heartbeat per tab up to kQuietFromTabs tabs, then with the
+// square of the tabs. Each follower's refresh reaches every other tab, so beyond a few tabs
+// the deliveries the followers cause together stay flat (about kQuietFromTabs per
+// heartbeat) while the leader's heartbeats grow linearly with the tabs: the channel's
+// traffic is the leader's, and the followers' share of it stays small enough not to blur
+// that. A follower's entry in the others' tables expires after the interval it announced
+// (Presence::liveness), so a crashed follower is noticed later among many tabs.
 double Node::refresh_ms() const {
   if (leads_anything() || claiming()) return config_.heartbeat_ms;
   double tabs = static_cast<double>(presence_.size() + 1);
-  return config_.heartbeat_ms * std::min(kMaxRefreshHeartbeats, tabs);
+  double heartbeats = std::max(tabs, tabs * tabs / kQuietFromTabs);
+  return config_.heartbeat_ms * std::min(kMaxRefreshHeartbeats, heartbeats);
 }
 
 // A broadcast-only candidate repeats its claim twice per claim window, so that the others
