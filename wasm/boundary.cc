@@ -165,7 +165,7 @@ void write_lease(Writer& w, const LeaseRecord& rec) {
 }
 
 // Policy flags of a join, one bit each.
-enum : uint8_t { kAllowHidden = 1, kPreferVisible = 2, kRequiresNetwork = 4, kNewestAppOnly = 8 };
+enum : uint8_t { kAllowHidden = 1, kPreferVisible = 2, kRequiresNetwork = 4, kNewestAppOnly = 8, kObserveOnly = 16 };
 
 bool read_event(Reader& r, Event& e) {
   if (!r.header()) return false;
@@ -181,11 +181,12 @@ bool read_event(Reader& r, Event& e) {
     case EventKind::join: {
       e.resource = r.text<ResourceName>();
       e.policy.required_capability = r.text<Capability>();
-      uint8_t flags = r.below(16);
+      uint8_t flags = r.below(32);
       e.policy.allow_hidden = flags & kAllowHidden;
       e.policy.prefer_visible = flags & kPreferVisible;
       e.policy.requires_network = flags & kRequiresNetwork;
       e.policy.newest_app_only = flags & kNewestAppOnly;
+      e.policy.observe_only = flags & kObserveOnly;
       break;
     }
     case EventKind::leave:

@@ -27,7 +27,7 @@ export const NOT_IN_APP = {
   relay: '"createRelay"',
   'awaforge compat': 'leaderElection.create',
   'request-leadership compat': '"requestLeadership"',
-  'broadcast-channel compat': 'baton.observe-only',
+  'broadcast-channel compat': '"responseTime"',
   'testing fakes': 'is already open',
   'test hooks': 'presenceSnapshot',
   'requests and leader state (talk.js, imported on first use)': 'is already waiting for an answer',

@@ -398,13 +398,19 @@ class Baton {
     if (this.history_.length > DEFAULT_LOG_CAPACITY) this.history_.splice(0, this.history_.length - DEFAULT_LOG_CAPACITY);
   }
 
-  lead(resource, options) {
+  /**
+   * @param {string} resource
+   * @param {object} [options] the public `lead` options
+   * @param {boolean} [observeOnly] (compatibility layers only) follow the election without
+   *   running in it, until `setPolicy` says otherwise
+   */
+  lead(resource, options, observeOnly = false) {
     const where = 'baton.lead';
     if (this.disposed) throw disposedError('baton.lead()');
     resourceName(where, resource);
     const o = optionsObject(where, 'options', options, LEAD_OPTIONS, { optional: true });
     const eligible = optionsObject(where, 'eligible', o.eligible, ELIGIBLE_OPTIONS, { optional: true });
-    const policy = policyOf(where, eligible, booleanOption(where, o, 'preferVisible', false));
+    const policy = { ...policyOf(where, eligible, booleanOption(where, o, 'preferVisible', false)), observeOnly };
     const run = functionOption(where, o, 'run');
     const [serve, accept] = TALK_OPTIONS.map((key) => functionOption(where, o, key));
     if (this.entries.has(resource)) throw new Error(`${where}: this Baton already leads "${resource}"; release() that handle first`);

@@ -46,6 +46,7 @@ const ALLOW_HIDDEN = 1;
 const PREFER_VISIBLE = 2;
 const REQUIRES_NETWORK = 4;
 const NEWEST_APP_ONLY = 8;
+const OBSERVE_ONLY = 16;
 /** A message longer than this cannot be encoded whole; its head is still oversized for the core. */
 const MAX_MESSAGE = 0xffff;
 
@@ -420,14 +421,15 @@ export class Core {
 
   /**
    * @param {{requiredCapability: string, allowHidden: boolean, preferVisible: boolean,
-   *   requiresNetwork: boolean, newestAppOnly: boolean}} policy
+   *   requiresNetwork: boolean, newestAppOnly: boolean, observeOnly?: boolean}} policy
    */
   join(now, resource, policy) {
     if (!this.event(EVENT_KIND_JOIN, now)) return NO_EFFECTS;
     str(resource);
     str(policy.requiredCapability ?? '');
     u8((policy.allowHidden ? ALLOW_HIDDEN : 0) | (policy.preferVisible ? PREFER_VISIBLE : 0)
-      | (policy.requiresNetwork ? REQUIRES_NETWORK : 0) | (policy.newestAppOnly ? NEWEST_APP_ONLY : 0));
+      | (policy.requiresNetwork ? REQUIRES_NETWORK : 0) | (policy.newestAppOnly ? NEWEST_APP_ONLY : 0)
+      | (policy.observeOnly ? OBSERVE_ONLY : 0));
     return this.run();
   }
 

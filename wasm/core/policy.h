@@ -14,6 +14,8 @@ struct Policy {
   bool prefer_visible = false;      // a visible tab takes over from a hidden leader
   bool requires_network = false;    // an offline tab may not lead
   bool newest_app_only = true;      // tabs running older app code yield to newer ones
+  bool observe_only = false;        // this tab follows the election and never runs in it (the
+                                    // rest of the policy still judges the other tabs)
 };
 
 // What eligibility and ranking need to know about one tab (this one or another).

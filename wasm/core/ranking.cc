@@ -35,7 +35,7 @@ Version Node::newest_app_version(const Resource& r, double now) const {
 }
 
 bool Node::self_eligible(const Resource& r, double now) const {
-  return is_eligible(self_view(), r.policy, r.name, newest_app_version(r, now));
+  return !r.policy.observe_only && is_eligible(self_view(), r.policy, r.name, newest_app_version(r, now));
 }
 
 Reason Node::why_not_eligible(const Resource& r, double now) const {
@@ -52,7 +52,7 @@ Reason Node::why_not_eligible(const Resource& r, double now) const {
 int Node::rank_position(const Resource& r, double now, std::string_view except, std::string_view also_except) const {
   Version newest = newest_app_version(r, now);
   CandidateView self = self_view();
-  if (!is_eligible(self, r.policy, r.name, newest)) return -1;
+  if (r.policy.observe_only || !is_eligible(self, r.policy, r.name, newest)) return -1;
   int pos = 0;
   for (const auto& [id, c] : presence_.all()) {
     if (id == except || (!also_except.empty() && id == also_except)) continue;

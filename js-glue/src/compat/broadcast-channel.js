@@ -9,8 +9,8 @@
  * still on broadcast-channel and a Baton tab never both lead under Web Locks.
  *
  * As in the library, the election is lazy: the elector only observes (knows the leader)
- * until `awaitLeadership()` or `applyOnce()` is called. Observing is a join whose policy
- * requires a capability this tab does not have, so the core never lets it compete.
+ * until `awaitLeadership()` or `applyOnce()` is called. Observing is a join with the core's
+ * observe-only policy: the core follows the election and never lets this tab run in it.
  *
  * `onduplicate` fires in both leaders when two are seen, as the library's does: in the one
  * whose term ends because another leader showed up (a newer or conflicting claim, a stolen
@@ -33,8 +33,6 @@ import { LIMITS, envOption, numberOption, oneOfOption, optionsObject, stringOpti
 import { registerCompat, singleElection } from './shared.js';
 
 const OPTIONS = ['fallbackInterval', 'responseTime', 'heartbeatMs', 'authority', 'env', 'id'];
-/** A capability no tab has: the policy of an elector that only observes. */
-const OBSERVER = 'baton.observe-only';
 const DUPLICATE_REASONS = new Set(['conflict', 'newer-epoch', 'lock-lost', 'lease-lost', 'stalled']);
 /** Channels that already have an elector (as in the library, one per channel). */
 const electors = new WeakSet();
@@ -119,7 +117,7 @@ export function createLeaderElection(channel, options) {
     suspectMs,
     authority,
     env,
-    eligible: { capability: OBSERVER },
+    observeOnly: true,
   });
   const internals = batonOf(baton);
   const entry = entryOf(handle);
@@ -197,7 +195,7 @@ export function createLeaderElection(channel, options) {
   const start = () => {
     if (started || dead) return;
     started = true;
-    internals.setPolicy(entry, { requiredCapability: '', allowHidden: true, preferVisible: false, requiresNetwork: false, newestAppOnly: true });
+    internals.setPolicy(entry, { ...entry.policy, observeOnly: false });
   };
 
   const elector = {

@@ -6,7 +6,7 @@
  *
  * @module tab-baton/compat/shared
  */
-import { createBatonWithLockName } from '../baton.js';
+import { batonOf, createBatonWithLockName } from '../baton.js';
 import { NAMESPACE_BYTES, checkString } from '../options.js';
 
 /** The resource every single-election API leads inside its namespace. */
@@ -38,11 +38,12 @@ export function compatMetrics(api) {
  * @param {'auto'|'web-locks'|'lease'|'broadcast'} [options.authority]
  * @param {object} [options.env]
  * @param {object} [options.eligible]
+ * @param {boolean} [options.observeOnly] join without running for leadership (see Baton#lead)
  * @param {(token: object, signal: AbortSignal) => unknown} [options.run]
  * @param {boolean} [options.leaseFallback] false: refused Web Locks give way to broadcast
  *   only, never to the lease
  */
-export function singleElection({ where, name, nameOption, lockName, id, heartbeatMs, suspectMs, authority, env, eligible, run, leaseFallback }) {
+export function singleElection({ where, name, nameOption, lockName, id, heartbeatMs, suspectMs, authority, env, eligible, observeOnly, run, leaseFallback }) {
   // The name is Baton's namespace, whose limits it has; an error names the API's own option.
   checkString(where, nameOption, name, NAMESPACE_BYTES);
   const baton = createBatonWithLockName(
@@ -51,7 +52,7 @@ export function singleElection({ where, name, nameOption, lockName, id, heartbea
     () => lockName,
     { leaseFallback },
   );
-  const handle = baton.lead(RESOURCE, dropUndefined({ eligible, run }));
+  const handle = batonOf(baton).lead(RESOURCE, dropUndefined({ eligible, run }), observeOnly);
   return { baton, handle };
 }
 

@@ -188,7 +188,7 @@ void Interpreter::add(Command& c) {
   }
 }
 
-// join NAME RES [cap=C] [prefer-visible] [visible-only] [needs-network] [any-version]
+// join NAME RES [cap=C] [prefer-visible] [visible-only] [needs-network] [any-version] [observe]
 void Interpreter::join(Command& c) {
   Policy p;
   p.required_capability = c.get("cap");
@@ -196,6 +196,7 @@ void Interpreter::join(Command& c) {
   p.allow_hidden = !c.flag("visible-only");
   p.requires_network = c.flag("needs-network");
   p.newest_app_only = !c.flag("any-version");
+  p.observe_only = c.flag("observe");
   if (c.args.size() != 2) fail("join NAME RESOURCE [options]");
   world().join(tab(c.args[0]), c.args[1], p);
 }
