@@ -3,8 +3,10 @@
 // from a frozen leader, step-down signals, eligibility, lifecycle, bfcache, observability.
 import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createBaton, DeposedError, enableTestHooks, __internal } from 'tab-baton';
+import { createBaton, DeposedError, enableTestHooks, load, __internal } from 'tab-baton';
+import { createBrowser } from 'tab-baton/testing';
 import { leaderIndexes, openTabs, sleep, waitFor, watchLeaders } from './helpers/tabs.js';
+import { settle, virtualClock } from './helpers/virtual-clock.js';
 
 const FAST = { heartbeatMs: 40, suspectMs: 150 };
 let open = [];
@@ -94,21 +96,48 @@ describe('election (Web Locks authority)', () => {
   });
 
   test('a frozen leader that still handles messages abdicates when asked (stalled)', async () => {
-    // Without IndexedDB (epochs from memory, degraded): with the fake IndexedDB the frozen
-    // leader is stolen from (lock-lost) before it handles the request; not yet explained.
-    const { tabs } = openTabs(3, { indexedDB: null });
-    const batons = batonsFor(tabs);
+    // On a virtual clock: messages (real zero-delay deliveries) are all handled between two
+    // virtual instants, so the frozen leader always answers the abdication request before a
+    // follower's steal grace can end, however loaded the machine. In real time, a delivery
+    // late by more than the grace let the follower steal first (lock-lost), also correct.
+    await load();
+    const clock = virtualClock();
+    const browser = createBrowser();
+    const frozen = new Set();
+    const batons = ['t0', 't1', 't2'].map((id) => {
+      const env = {
+        ...browser.tab(id),
+        indexedDB: null,
+        now: clock.now,
+        // A frozen tab's timers stop; its message handlers still run (Chromium's frozen tab).
+        setTimeout: (fn, ms) => clock.setTimeout(() => frozen.has(id) || fn(), ms),
+        clearTimeout: clock.clearTimeout,
+      };
+      return createBaton({ namespace: 'app', id, env, ...FAST });
+    });
+    open.push(...batons);
     const handles = batons.map((b) => b.lead('ws'));
-    await waitFor(() => leaderIndexes(handles).length === 1);
+    const run = async (ms) => {
+      const end = clock.now() + ms;
+      clock.setTimeout(() => {}, ms);
+      for (;;) {
+        await settle();
+        if (!clock.step(end)) return;
+      }
+    };
+    await run(1_000);
+    assert.equal(leaderIndexes(handles).length, 1, 'one leader');
     const [first] = leaderIndexes(handles);
 
-    tabs[first].freeze(); // timers stop, messages are still handled (Chromium's frozen tab)
+    frozen.add(batons[first].id);
+    await run(2_000);
     const live = handles.filter((_, i) => i !== first);
-    await waitFor(() => leaderIndexes(live).length === 1, { what: 'a new leader' });
+    assert.equal(leaderIndexes(live).length, 1, 'a new leader');
     assert.notEqual(handles[first].state(), 'leader', 'the frozen leader stepped down in its message handler');
     const log = batons[first].log();
     assert.ok(log.some((t) => t.from === 'leader' && t.reason === 'stalled'), JSON.stringify(log));
-    tabs[first].thaw();
+    const next = handles.findIndex((h) => h.state() === 'leader');
+    assert.equal(batons[next].metrics().steals, 0, 'taken over after the abdication, not stolen');
   });
 
   test('a frozen, deaf leader is replaced by steal; its lock request rejects and it is deposed', async () => {
