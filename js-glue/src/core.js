@@ -18,6 +18,13 @@ import {
   AUTHORITY_NAMES,
   COUNTER_NAMES,
   DEGRADED_NAMES,
+  EFFECT_KIND_ALLOCATE_EPOCH,
+  EFFECT_KIND_BROADCAST,
+  EFFECT_KIND_DEPOSED,
+  EFFECT_KIND_ELECTED,
+  EFFECT_KIND_FENCE_VERDICT,
+  EFFECT_KIND_LEASE_WRITE,
+  EFFECT_KIND_LOCK_REQUEST,
   EFFECT_KIND_NAMES,
   EVENT_KIND_EPOCH_ALLOCATED,
   EVENT_KIND_FENCE_CHECK,
@@ -176,7 +183,9 @@ function str(s) {
   const at = pos;
   pos += 2;
   // Strings are bounded by option validation; 3 bytes per UTF-16 unit is the worst case.
-  const { written } = encoder.encodeInto(s, heap.subarray(pos, pos + 3 * s.length));
+  // Never more than the length field holds: a longer string (a caller that skipped the
+  // validation) is cut, and the core refuses it as over its limit, inside the buffer.
+  const { written } = encoder.encodeInto(s, heap.subarray(pos, pos + Math.min(3 * s.length, 0xffff)));
   heap[at] = written & 0xff;
   heap[at + 1] = written >>> 8;
   pos += written;
@@ -340,29 +349,29 @@ export class Core {
       /** @type {Effect} */
       const effect = { kind: EFFECT_KIND_NAMES[kind], resource: rstr() };
       switch (kind) {
-        case 0: {
+        case EFFECT_KIND_BROADCAST: {
           const n = r16();
           effect.bytes = heap.slice(at, at + n); // a copy: the buffer is reused by the next call
           at += n;
           break;
         }
-        case 1:
+        case EFFECT_KIND_LOCK_REQUEST:
           effect.mode = LOCK_MODE_NAMES[r8()];
           break;
-        case 3:
+        case EFFECT_KIND_ALLOCATE_EPOCH:
           effect.floor = rf64();
           break;
-        case 5:
-        case 6:
+        case EFFECT_KIND_ELECTED:
+        case EFFECT_KIND_DEPOSED:
           effect.epoch = rf64();
           effect.reason = REASON_NAMES[r8()];
           effect.degraded = DEGRADED_NAMES[r8()];
           break;
-        case 8: // lease-write
+        case EFFECT_KIND_LEASE_WRITE:
           effect.unread = r8() === 1;
           effect.record = rlease();
           break;
-        case 9: // fence-verdict
+        case EFFECT_KIND_FENCE_VERDICT:
           effect.admitted = r8() === 1;
           effect.highest = rf64();
           break;

@@ -42,9 +42,9 @@ export class EpochStore {
   }
 
   /**
-   * Allocates the next epoch for `resource`; `done(epoch, durable)` is called exactly once,
-   * later when IndexedDB answers, synchronously when there is none (or when an early
-   * allocation already answered).
+   * Allocates the next epoch for `resource`; `done(epoch, durable)` is called exactly once:
+   * synchronously when there is no IndexedDB, otherwise later, when it answers (or when the
+   * early allocation's answer, already under way, comes).
    * @param {string} resource
    * @param {number} floor the new epoch must exceed this
    * @param {(epoch: number, durable: boolean) => void} done

@@ -203,7 +203,9 @@ export class Runtime {
 
   join(resource, policy) {
     this.epochs.warm(resource);
-    if (!this.core && coreStatus().state !== 'failed' && this.authorityName_ === 'web-locks' && this.locks && !this.early.has(resource)) {
+    // An observe-only join never runs for leadership: it must not hold the lock even briefly.
+    const early = !this.core && !policy.observeOnly && coreStatus().state !== 'failed';
+    if (early && this.authorityName_ === 'web-locks' && this.locks && !this.early.has(resource)) {
       this.requestEarly(resource);
     }
     this.step((core, now) => core.join(now, resource, policy));

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createBaton, load } from 'tab-baton';
 import { createBrowser } from 'tab-baton/testing';
-import { settle, virtualClock } from './helpers/virtual-clock.js';
+import { virtualClock } from './helpers/virtual-clock.js';
 
 test('lease: a forward wall clock jump puts the term in doubt at once; a backward one changes nothing', async () => {
   await load(); // the core loads in real time: have it before time is virtual
@@ -28,23 +28,16 @@ test('lease: a forward wall clock jump puts the term in doubt at once; a backwar
     const baton = createBaton({ namespace: 'jump', id, authority: 'lease', env });
     return { baton, handle: baton.lead('ws') };
   });
-  const run = async (ms) => {
-    const end = clock.now() + ms;
-    for (;;) {
-      await settle();
-      if (!clock.step(end)) return;
-    }
-  };
   const leaders = () => group.filter((t) => t.handle.state() === 'leader');
   try {
-    await run(10_000);
+    await clock.run(10_000);
     assert.equal(leaders().length, 1, 'one leader');
     const [leader] = leaders();
     const epoch = leader.handle.token().epoch;
 
     wallOffset += 60_000;
     assert.equal(leader.handle.state(), 'candidate', 'in doubt as soon as the wall clock jumped forward');
-    await run(2_000);
+    await clock.run(2_000);
     assert.equal(leaders().length, 1, 'one leader again after the forward jump');
 
     const [after] = leaders();
@@ -52,7 +45,7 @@ test('lease: a forward wall clock jump puts the term in doubt at once; a backwar
     assert.ok(term >= epoch);
     wallOffset -= 120_000;
     assert.equal(after.handle.state(), 'leader', 'a backward jump does not end the term');
-    await run(20_000);
+    await clock.run(20_000);
     assert.deepEqual(leaders(), [after], 'the same tab leads 20 s after the backward jump');
     assert.equal(after.handle.token().epoch, term, 'in the same term');
   } finally {

@@ -16,8 +16,10 @@ describe('dispose', () => {
 
     baton.dispose();
     baton.dispose();
-    await sleep(10);
-    assert.deepEqual(await browser.locks.query(), { held: [], pending: [] }, 'every lock released');
+    await waitFor(async () => {
+      const { held, pending } = await browser.locks.query();
+      return held.length === 0 && pending.length === 0;
+    }, { what: 'every lock released' });
     assert.equal(changes.at(-1), 'released');
     assert.equal(handle.state(), 'released');
     assert.equal(handle.token(), null);

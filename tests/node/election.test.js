@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createBaton, DeposedError, enableTestHooks, load, __internal } from 'tab-baton';
 import { createBrowser } from 'tab-baton/testing';
 import { leaderIndexes, openTabs, sleep, waitFor, watchLeaders } from './helpers/tabs.js';
-import { settle, virtualClock } from './helpers/virtual-clock.js';
+import { virtualClock } from './helpers/virtual-clock.js';
 
 const FAST = { heartbeatMs: 40, suspectMs: 150 };
 let open = [];
@@ -117,20 +117,12 @@ describe('election (Web Locks authority)', () => {
     });
     open.push(...batons);
     const handles = batons.map((b) => b.lead('ws'));
-    const run = async (ms) => {
-      const end = clock.now() + ms;
-      clock.setTimeout(() => {}, ms);
-      for (;;) {
-        await settle();
-        if (!clock.step(end)) return;
-      }
-    };
-    await run(1_000);
+    await clock.run(1_000);
     assert.equal(leaderIndexes(handles).length, 1, 'one leader');
     const [first] = leaderIndexes(handles);
 
     frozen.add(batons[first].id);
-    await run(2_000);
+    await clock.run(2_000);
     const live = handles.filter((_, i) => i !== first);
     assert.equal(leaderIndexes(live).length, 1, 'a new leader');
     assert.notEqual(handles[first].state(), 'leader', 'the frozen leader stepped down in its message handler');

@@ -123,6 +123,12 @@ describe('fencing', () => {
     assert.throws(() => fence.admit({ resource: 'x', epoch: 0 }), /token.epoch/, 'terms start at epoch 1, as on the server');
     assert.throws(() => fence.admit({ epoch: 1 }), /token.resource/);
     assert.equal(fence.highest('never'), 0);
+    // A name far past the shared buffer (another page's post): refused before it is written.
+    const huge = 'x'.repeat(300_000);
+    assert.throws(() => fence.admit({ resource: huge, epoch: 1 }), (e) => e instanceof TypeError && /token.resource/.test(e.message));
+    assert.throws(() => fence.highest(huge), TypeError);
+    assert.equal(fence.admit({ resource: 'x', epoch: 2 }), true, 'the fence still works');
+    assert.equal(fence.highest('x'), 2);
     fence.dispose();
     fence.dispose();
     assert.throws(() => fence.admit({ resource: 'x', epoch: 1 }), /after dispose/);

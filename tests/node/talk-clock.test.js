@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createBaton, load, NoLeaderError } from 'tab-baton';
 import { createBrowser } from 'tab-baton/testing';
-import { settle, virtualClock } from './helpers/virtual-clock.js';
+import { virtualClock } from './helpers/virtual-clock.js';
 
 test('a request waits its timeoutMs of monotonic time whatever the wall clock does', async () => {
   // The core and the talk layer load in real time: have both before time is virtual.
@@ -24,15 +24,6 @@ test('a request waits its timeoutMs of monotonic time whatever the wall clock do
     clearTimeout: clock.clearTimeout,
   };
   const baton = createBaton({ namespace: 'talk-clock', id: 'a', env });
-  // Runs `ms` of virtual time to its end (a no-op timer there moves the clock to it).
-  const run = async (ms) => {
-    const end = clock.now() + ms;
-    clock.setTimeout(() => {}, ms);
-    for (;;) {
-      await settle();
-      if (!clock.step(end)) return;
-    }
-  };
   try {
     let outcome = null;
     // Nobody leads 'ws': the request is resent until its timeout, then rejected.
@@ -40,12 +31,12 @@ test('a request waits its timeoutMs of monotonic time whatever the wall clock do
       (value) => (outcome = { value }),
       (error) => (outcome = { error }),
     );
-    await run(1_000);
+    await clock.run(1_000);
     wallOffset += 60_000;
-    await run(1_000);
+    await clock.run(1_000);
     assert.equal(outcome, null, 'still waiting 2 s into a 5 s timeout after the wall clock jumped forward 60 s');
     wallOffset -= 120_000;
-    await run(3_000);
+    await clock.run(3_000);
     assert.ok(outcome?.error instanceof NoLeaderError, `rejected with NoLeaderError once 5 s passed, whatever the wall clock says (${outcome?.error ?? 'still waiting'})`);
   } finally {
     baton.dispose();

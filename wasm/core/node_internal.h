@@ -7,8 +7,9 @@
 namespace baton::detail {
 
 // Followers announce their presence at most this many heartbeats apart (Node::refresh_ms):
-// five minutes by default, so that one frame cannot keep a silent tab alive for long.
-constexpr double kMaxRefreshHeartbeats = 300;
+// a minute by default. The others take an announced interval up to this cap, so it also
+// bounds how long one frame (a made-up sender's too) keeps an entry alive: 1.5 intervals.
+constexpr double kMaxRefreshHeartbeats = 60;
 // Up to this many tabs a follower refreshes every heartbeat per tab; beyond, with the
 // square of the tabs (Node::refresh_ms).
 constexpr double kQuietFromTabs = 8;

@@ -45,12 +45,14 @@ void Node::send_heartbeat(double now, Effects& out) {
 // Leaders show progress every heartbeat, and so promise broadcast-only candidates (which
 // send more often, see presence_every_ms). Followers refresh their presence less often
 // the more tabs there are: every heartbeat per tab up to kQuietFromTabs tabs, then with the
-// square of the tabs. Each follower's refresh reaches every other tab, so beyond a few tabs
-// the deliveries the followers cause together stay flat (about kQuietFromTabs per
-// heartbeat) while the leader's heartbeats grow linearly with the tabs: the channel's
-// traffic is the leader's, and the followers' share of it stays small enough not to blur
-// that. A follower's entry in the others' tables expires after the interval it announced
-// (Presence::liveness), so a crashed follower is noticed later among many tabs.
+// square of the tabs, up to kMaxRefreshHeartbeats. Each follower's refresh reaches every
+// other tab, so from 8 to about 20 tabs the deliveries the followers cause together stay
+// flat (about kQuietFromTabs per heartbeat) while the leader's heartbeats grow linearly with
+// the tabs; past the cap they grow with the square again, with a small constant (50 tabs:
+// about 40 per heartbeat beside the leader's 49). The cap is kept low because it also bounds
+// how long one frame keeps an entry alive in the others' tables. A follower's entry expires
+// after the interval it announced (Presence::liveness), so a crashed follower is noticed
+// later among many tabs.
 double Node::refresh_ms() const {
   if (leads_anything() || claiming()) return config_.heartbeat_ms;
   double tabs = static_cast<double>(presence_.size() + 1);

@@ -28,6 +28,18 @@ export function virtualClock(start = 1_000_000) {
       next[1].fn();
       return true;
     },
+    /**
+     * Runs `ms` of virtual time: every timer due by its end, letting the fakes deliver
+     * (`settle`) before each, and leaves the clock at the end.
+     */
+    async run(ms) {
+      const end = now + ms;
+      for (;;) {
+        await settle();
+        if (!this.step(end)) break;
+      }
+      now = Math.max(now, end);
+    },
     /** The env members that make a tab run on this clock. */
     env() {
       return { now: this.now, setTimeout: this.setTimeout, clearTimeout: this.clearTimeout };
