@@ -8,7 +8,7 @@
  */
 import { FenceTable, isLoaded, load } from './core.js';
 import { staleOwner } from './errors.js';
-import { LIMITS, utf8Length } from './options.js';
+import { LIMITS, checkString } from './options.js';
 
 export class Fence {
   constructor() {
@@ -50,7 +50,7 @@ export class Fence {
 
   /** @returns {number} the highest epoch admitted for `resource` (0: none). */
   highest(resource) {
-    checkResource('Fence.highest: "resource"', resource);
+    checkString('Fence.highest', 'resource', resource, LIMITS.resourceBytes);
     return this.fenceTable().highest(resource);
   }
 
@@ -63,13 +63,7 @@ export class Fence {
 
 function checkToken(token) {
   if (!token || typeof token !== 'object') throw new TypeError('Fence: "token" must be an object {resource, epoch}');
-  checkResource('Fence: "token.resource"', token.resource);
+  checkString('Fence', 'token.resource', token.resource, LIMITS.resourceBytes);
   // Terms start at epoch 1, as the server fence requires: epoch 0 is "no term".
   if (!Number.isSafeInteger(token.epoch) || token.epoch < 1) throw new TypeError('Fence: "token.epoch" must be a positive integer');
-}
-
-/** A resource name as the election takes it: a non-empty string of bounded UTF-8 length. */
-function checkResource(what, resource) {
-  if (typeof resource !== 'string' || resource === '') throw new TypeError(`${what} must be a non-empty string`);
-  if (utf8Length(resource) > LIMITS.resourceBytes) throw new TypeError(`${what} must be at most ${LIMITS.resourceBytes} bytes of UTF-8`);
 }
