@@ -13,7 +13,8 @@
  * for a read: in one transaction it `add`s key `[resource, b + 1]` and puts the counter,
  * and commits at once. If someone allocated after `b`, the key exists, the `add` fails
  * with a ConstraintError, and the whole transaction aborts (nothing of it is written):
- * then the tab reads the counter and writes above it (two trips, as before). A value
+ * then the tab tries once more from the counter read in that transaction, and after a
+ * second miss reads the counter and writes above it (two trips, as before). A value
  * anyone else claims (a frame, the localStorage mirror, the core's floor) never serves as
  * `b`: above `b` it only sends the tab to the read. The read-write transactions of all
  * tabs are serialised by the browser, so a committed `add` proves the top was still `b`.
@@ -178,16 +179,17 @@ export class EpochStore {
   /**
    * One allocation above `known`, committed as soon as it is written. One trip when this tab
    * knows a top `b` at or above everything it knows or heard of: `add` key `b + 1` and put
-   * the counter, with the counter's read sent beside them (it is only checked, in
-   * `transact`). When that key exists (someone allocated after `b`), the `add` fails and,
-   * not prevented, aborts the whole transaction, the counter's put too: then two trips,
-   * the read first, `next = max(stored, known) + 1`. Resolves to `{stored, next, after}`
+   * the counter, with the counter's read sent beside them (checked in `transact`). When that
+   * key exists (someone allocated after `b`), the `add` fails and, not prevented, aborts the
+   * whole transaction, the counter's put too; the read, answered before the abort, is a top
+   * the store had since, so one more trip from there; after a second miss, two trips: the
+   * read first, `next = max(stored, known) + 1`. Resolves to `{stored, next, after}`
    * (`stored`: the counter the transaction found; `after`: `b`, or null after a read).
    */
-  commit(resource, known) {
+  commit(resource, known, tries = 2) {
     const b = this.top.get(resource);
-    const after = b !== undefined && Math.max(known, this.claimed.get(resource) ?? 0) <= b ? b : null;
-    let stored = 0;
+    const after = tries > 0 && b !== undefined && Math.max(known, this.claimed.get(resource) ?? 0) <= b ? b : null;
+    let stored = -1;
     let next = b + 1;
     let taken = false;
     return this.database
@@ -213,8 +215,9 @@ export class EpochStore {
         () => ({ stored, next, after }),
         (error) => {
           if (!taken) throw error;
-          this.top.delete(resource); // stale: the read comes next
-          return this.commit(resource, known);
+          if (stored > b) this.top.set(resource, stored);
+          else this.top.delete(resource);
+          return this.commit(resource, known, tries - 1);
         },
       );
   }

@@ -3,7 +3,8 @@
 // transactions `add` key [resource, b + 1] and commit at once. IndexedDB runs overlapping
 // read-write transactions one after the other: the second's add finds the key, fails with
 // a ConstraintError, its transaction aborts whole (explicitly committed or not), and that
-// tab reads the top and writes above it. So every round gives b + 1 and b + 2, both
+// tab goes on from the counter it read in that transaction (answered before the abort): one
+// more trip, b + 2. So every round gives b + 1 and b + 2, both
 // durable, never one epoch twice. tests/browser/pages/epoch-race.html runs the glue's
 // epoch store alone (js-glue/src mounted at /glue-src/).
 import { describe, it } from 'node:test';
@@ -18,7 +19,7 @@ const fixture = useBrowserFixture({ mounts: { '/glue-src/': path.join(root, 'js-
 const ROUNDS = 20;
 
 describe('the epoch in one trip, in Chromium', () => {
-  it('two tabs racing with the same top never issue the same epoch: one commits b + 1 in one trip, the other falls back to b + 2', async () => {
+  it('two tabs racing with the same top never issue the same epoch: one commits b + 1 in one trip, the other misses and takes b + 2', async () => {
     const ns = uniqueNs('epoch-race');
     const tabs = [];
     for (const id of ['a', 'b']) {

@@ -17,9 +17,9 @@ import { leaderIndexes, openTabs, waitFor } from './helpers/tabs.js';
 /**
  * Wraps a fake IndexedDB factory to record each read-write transaction over `epochs`: its
  * requests (`late`: made after the transaction's first answer, i.e. one more trip) and how
- * it ended ('complete' or the abort's error name).
+ * it ended ('complete' or the abort's error name; `onAbort(record)` is called then).
  */
-function traced(factory) {
+function traced(factory, { onAbort = () => {} } = {}) {
   const trips = [];
   const onceAnswered = (target, record, names) => {
     for (const name of names) {
@@ -51,7 +51,7 @@ function traced(factory) {
             let oncomplete = null;
             let onabort = null;
             Object.defineProperty(tx, 'oncomplete', { get: () => () => ((record.outcome = 'complete'), oncomplete?.()), set: (fn) => (oncomplete = fn) });
-            Object.defineProperty(tx, 'onabort', { get: () => () => ((record.outcome = tx.error.name), onabort?.()), set: (fn) => (onabort = fn) });
+            Object.defineProperty(tx, 'onabort', { get: () => () => ((record.outcome = tx.error.name), onAbort(record), onabort?.()), set: (fn) => (onabort = fn) });
             const objectStore = tx.objectStore.bind(tx);
             tx.objectStore = (name) => {
               const store = objectStore(name);
@@ -147,7 +147,7 @@ describe('the epoch in one trip', () => {
     for (let n = 1; n <= 4; n += 1) assert.equal(idb.peek('baton/one-trip-locks', 'epochs', ['job', n]), n);
   });
 
-  test('a stale top (another tab allocated in between): the add fails, nothing of that transaction is written, the read gives a strictly higher epoch', async () => {
+  test('a stale top (another tab allocated in between): the add fails, nothing of that transaction is written, and the counter read beside it gives a strictly higher epoch in one more trip', async () => {
     const idb = createIndexedDB();
     const a = storeOver(idb.indexedDB);
     const tb = traced(idb.indexedDB);
@@ -159,9 +159,10 @@ describe('the epoch in one trip', () => {
     // b still believes the top is 0.
     assert.equal(b.epochs.top.get('job'), 0);
     assert.deepEqual(await allocate(b.epochs), { epoch: 3, durable: true });
-    const [tried, read] = tb.trips;
+    const [tried, retried] = tb.trips;
     assert.ok(oneTrip(tried) && tried.outcome === 'ConstraintError', `the one trip claimed a taken key: ${JSON.stringify(tried)}`);
-    assert.ok(!oneTrip(read) && read.outcome === 'complete', 'then a read and a write');
+    assert.ok(oneTrip(retried) && retried.outcome === 'complete', `then one trip from the counter it read: ${JSON.stringify(retried)}`);
+    assert.equal(tb.trips.length, 2);
     assert.equal(idb.peek('baton/one-trip', 'epochs', 'job'), 3);
     assert.equal(idb.peek('baton/one-trip', 'epochs', ['job', 1]), 1, 'the aborted add did not overwrite the key');
     assert.equal(b.health.failure, null);
@@ -169,6 +170,23 @@ describe('the epoch in one trip', () => {
     assert.deepEqual(await allocate(b.epochs), { epoch: 4, durable: true });
     assert.ok(oneTrip(tb.trips[2]) && tb.trips[2].outcome === 'complete');
     assert.deepEqual(await allocate(a.epochs), { epoch: 5, durable: true });
+  });
+
+  test('missed twice (someone allocates again before the second trip): the read and write, strictly higher', async () => {
+    const idb = createIndexedDB();
+    const a = storeOver(idb.indexedDB);
+    let answers = [];
+    // The first two times b's one trip misses, a allocates before b tries again.
+    const tb = traced(idb.indexedDB, { onAbort: () => answers.length < 2 && answers.push(allocate(a.epochs)) });
+    const b = storeOver(tb.indexedDB);
+    await joined(a);
+    await joined(b);
+    assert.deepEqual(await allocate(a.epochs), { epoch: 1, durable: true });
+    const got = await allocate(b.epochs);
+    answers = await Promise.all(answers);
+    assert.deepEqual(answers.map((x) => x.epoch), [2, 3], 'a allocated after each miss');
+    assert.deepEqual(tb.trips.map((t) => [oneTrip(t), t.outcome]), [[true, 'ConstraintError'], [true, 'ConstraintError'], [false, 'complete']], 'two misses, then the read');
+    assert.deepEqual(got, { epoch: 4, durable: true });
   });
 
   test('a forged high floor or claim never gives a one-trip epoch above what the store showed: it sends the tab to the read', async () => {
