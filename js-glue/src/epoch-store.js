@@ -19,7 +19,8 @@
  * `b`: above `b` it only sends the tab to the read. The read-write transactions of all
  * tabs are serialised by the browser, so a committed `add` proves the top was still `b`.
  * Followers keep `b` fresh: they read the counter when joining and again whenever they
- * hear of a leader with a higher epoch (off the grant path, read-only).
+ * hear of a leader with a higher epoch, from a frame or from the `storage` event of the
+ * new term's localStorage mirror (off the grant path, read-only).
  *
  * The lease (lease.js) moves the same counter and writes the same keys, so a lease term
  * and a Web Locks term of one origin never share an epoch.
@@ -71,11 +72,14 @@ export class EpochStore {
     this.reading = new Map();
     /** resource -> the highest epoch another tab claimed to lead with (frames: a hint). */
     this.claimed = new Map();
+    /** localStorage key of a joined resource's mirror -> the resource. */
+    this.mirrors = new Map();
   }
 
   /** Joining `resource`: open the database, read the mirror and the top now, not on the grant. */
   warm(resource) {
     this.database?.warm();
+    this.mirrors.set(this.key(resource), resource);
     if (!this.mirror.has(resource)) this.mirror.set(resource, this.readMirror(resource));
     this.readTop(resource);
   }
@@ -89,6 +93,17 @@ export class EpochStore {
   heard(resource, epoch) {
     if (epoch > (this.claimed.get(resource) ?? 0)) this.claimed.set(resource, epoch);
     if (epoch > (this.top.get(resource) ?? 0)) this.readTop(resource);
+  }
+
+  /**
+   * Another tab raised a localStorage key: the mirror of a joined resource is raised by each
+   * new term (after its epoch is committed), so it is heard as a claim. It often comes
+   * before the core follows the new leader: after a crash, a follower adopts the next
+   * leader only once the old one is silent, seconds later.
+   */
+  mirrored(key, value) {
+    const resource = this.mirrors.get(key);
+    if (resource !== undefined) this.heard(resource, parseStored(value));
   }
 
   /**

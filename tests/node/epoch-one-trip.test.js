@@ -147,6 +147,53 @@ describe('the epoch in one trip', () => {
     for (let n = 1; n <= 4; n += 1) assert.equal(idb.peek('baton/one-trip-locks', 'epochs', ['job', n]), n);
   });
 
+  for (const withEvent of [false, true]) {
+    test(`after a crash, before the followers follow the new leader: ${withEvent ? "the new term's localStorage mirror (a storage event) has them read the top, and the next grant takes one trip" : 'without a storage event the next grant misses once, and takes two trips'}`, async () => {
+      const idb = createIndexedDB();
+      const { tabs } = openTabs(4, { indexedDB: undefined });
+      const trace = tabs.map((tab) => {
+        const t = traced(idb.client().indexedDB);
+        tab.env.indexedDB = t.indexedDB;
+        return t;
+      });
+      // Slow timings: a crashed leader stays "not silent" for the whole test, so the others
+      // do not adopt its successor (a follower moves to a new leader once the old is silent).
+      const batons = tabs.map((tab) => createBaton({ namespace: 'one-trip-crash', id: tab.id, env: tab.env, heartbeatMs: 10000, suspectMs: 60000 }));
+      open.push(...batons);
+      const handles = batons.map((baton) => baton.lead('job'));
+      const idle = () => {
+        const st = idb.stats();
+        return st.committed + st.failed === st.transactions;
+      };
+      const leads = (skip) => waitFor(() => {
+        const leaders = leaderIndexes(handles).filter((i) => !skip.includes(i));
+        return leaders.length === 1 && leaders;
+      }, { what: 'one leader' }).then(([leader]) => leader);
+      const first = await leads([]);
+      await waitFor(() => handles.every((h) => h.leader()?.epoch === 1) && idle(), { what: 'everyone follows term 1' });
+      tabs[first].crash();
+      const second = await leads([first]);
+      assert.equal(handles[second].token().epoch, 2);
+      const others = [0, 1, 2, 3].filter((i) => i !== first && i !== second);
+      await waitFor(idle, { what: 'the store idle' });
+      assert.ok(others.every((i) => handles[i].leader()?.epoch === 1), 'the others still follow the crashed leader');
+      if (withEvent) {
+        // What the browser does when the new leader raises its mirror: the other tabs of the
+        // origin get a storage event (the testing localStorage does not send them).
+        const key = 'baton/one-trip-crash/epoch/job';
+        await waitFor(() => tabs[second].env.localStorage.getItem(key) === '2', { what: 'the mirror raised' });
+        for (const i of others) tabs[i].fire('window', 'storage', { key, newValue: '2' });
+        await waitFor(idle, { what: 'the reads answered' });
+      }
+      const before = others.map((i) => trace[i].trips.length);
+      tabs[second].crash();
+      const third = await leads([first, second]);
+      assert.equal(handles[third].token().epoch, 3);
+      const trips = trace[third].trips.slice(before[others.indexOf(third)]);
+      assert.deepEqual(trips.map((t) => [oneTrip(t), t.outcome]), withEvent ? [[true, 'complete']] : [[true, 'ConstraintError'], [true, 'complete']]);
+    });
+  }
+
   test('a stale top (another tab allocated in between): the add fails, nothing of that transaction is written, and the counter read beside it gives a strictly higher epoch in one more trip', async () => {
     const idb = createIndexedDB();
     const a = storeOver(idb.indexedDB);
