@@ -125,7 +125,11 @@ std::string render_core() {
   js += constant("DEFAULT_TRIGGER_JITTER_MS", c.trigger_jitter_ms, "trigger_jitter_ms");
   js += constant("DEFAULT_BACKOFF_BASE_MS", c.backoff_base_ms, "backoff_base_ms");
   js += constant("DEFAULT_BACKOFF_MAX_MS", c.backoff_max_ms, "backoff_max_ms");
+  js += constant("DEFAULT_STORAGE_TIMEOUT_MS", c.storage_timeout_ms, "storage_timeout_ms");
   js += constant("DEFAULT_LOG_CAPACITY", static_cast<double>(kLogCapacity), "kLogCapacity");
+  // The glue scales the suspect timeout with a heartbeat given without one.
+  js += constant("SUSPECT_HEARTBEATS", c.suspect_ms / c.heartbeat_ms,
+                 "suspect_ms / heartbeat_ms: the suspect timeout in heartbeats");
   return js;
 }
 
