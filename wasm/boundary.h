@@ -28,7 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/node.h"
+#include "core/election.h"
 
 namespace baton::boundary {
 
@@ -79,8 +79,8 @@ enum class FenceQuery : uint8_t {
 // One core and what the glue was last told about its resources.
 class Session {
  public:
-  explicit Session(const Config& config) : node_(config) {}
-  Node& node() { return node_; }
+  explicit Session(const Config& config) : election_(config) {}
+  Election& election() { return election_; }
   // Steps one encoded event from `in`; writes the result into `out`. Returns its length or -1.
   int step(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap);
   // Answers one encoded query. Returns the answer's length or -1.
@@ -91,7 +91,7 @@ class Session {
     ResourceName name;
     ResourceView view;
   };
-  Node node_;
+  Election election_;
   // The step's effects, kept between steps so that their room is allocated once.
   Effects effects_;
   GrowingArray<Told> told_;

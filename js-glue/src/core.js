@@ -295,7 +295,7 @@ export class Core {
   /**
    * @param {object} config id, generation, appVersion, capabilities, authority (0 web-locks,
    *   1 lease, 2 broadcast), heartbeatMs, suspectMs, leaseMs, startMs, seed; a missing
-   *   number keeps the core's default (node.h Config)
+   *   number keeps the core's default (election.h Config)
    * @param {() => number} [wallClock] wall-clock ms; the times given to events are monotonic
    */
   constructor(config, wallClock = Date.now) {
