@@ -280,7 +280,7 @@ void write_view(Writer& w, const ResourceView& v) {
 // Which views a step may have changed. A view changes only with an effect (elected,
 // deposed, leader-changed), a role change (a new transition in the log), or an event other
 // than a frame or a tick. A fence check changes only the fence, and a lease read only
-// decides the write it answers with (Node::step runs no due work for either): a fence
+// decides the write it answers with (Election::step runs no due work for either): a fence
 // check changes no view, a lease read at most its resource's. Any other event may change
 // any view, and comparing them all costs a view per resource.
 enum class Views { none, of_resource, all };
@@ -307,10 +307,10 @@ auto find_told(List& told, const ResourceName& name) -> decltype(&told[0]) {
 
 // The answer to a lease read: the view of its resource, which the glue holds (a join
 // told it, and only a leave, which compares every view, makes it forget), if it changed.
-uint8_t tell_one(Writer& w, const Node& node, GrowingArray<ToldView>& told, const ResourceName& name) {
+uint8_t tell_one(Writer& w, const Election& election, GrowingArray<ToldView>& told, const ResourceName& name) {
   ToldView* before = find_told(told, name);
   if (!before) return 0;
-  ResourceView view = node.view(name);
+  ResourceView view = election.view(name);
   if (same_view(before->view, view)) return 0;
   w.u8(1);
   w.str(name);
@@ -320,10 +320,10 @@ uint8_t tell_one(Writer& w, const Node& node, GrowingArray<ToldView>& told, cons
 }
 
 // Tells the glue every view that differs from its copy, and the resources it must forget.
-uint8_t tell_all(Writer& w, const Node& node, GrowingArray<ToldView>& told) {
+uint8_t tell_all(Writer& w, const Election& election, GrowingArray<ToldView>& told) {
   uint8_t changed = 0;
   GrowingArray<ToldView> now;
-  for (const ResourceName& name : node.resources()) now.push_back({name, node.view(name)});
+  for (const ResourceName& name : election.resources()) now.push_back({name, election.view(name)});
   for (const ToldView& entry : now) {
     const ToldView* before = find_told(told, entry.name);
     if (before && same_view(before->view, entry.view)) continue;
@@ -354,7 +354,7 @@ bool read_config(const uint8_t* in, size_t size, Config& c) {
   c.capabilities.clear();
   for (uint8_t i = 0; i < n && r.ok(); ++i) c.capabilities.push_back(r.text<Capability>());
   c.authority = static_cast<Authority>(r.below(kAuthorities));
-  // NaN keeps the core's default (node.h); anything else must be a positive duration.
+  // NaN keeps the core's default (election.h); anything else must be a positive duration.
   for (double* ms : {&c.heartbeat_ms, &c.suspect_ms, &c.lease_ms}) {
     double v = r.f64();
     if (std::isnan(v)) continue;
@@ -371,34 +371,34 @@ int Session::step(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_ca
   Event e;
   if (!read_event(r, e)) return -1;
   effects_.clear();
-  node_.step(e, effects_);
+  election_.step(e, effects_);
 
   Writer w(out, out_cap);
   w.header();
-  w.f64(node_.next_deadline());
-  w.u8(static_cast<uint8_t>(node_.authority()));
-  w.u8(static_cast<uint8_t>(node_.degradation()));
+  w.f64(election_.next_deadline());
+  w.u8(static_cast<uint8_t>(election_.authority()));
+  w.u8(static_cast<uint8_t>(election_.degradation()));
   w.u16(effects_.size());
   for (const Effect& fx : effects_) write_effect(w, fx);
 
   // Views that changed since the glue was last told, and resources it must forget.
-  uint64_t transitions = node_.log().pushed();
+  uint64_t transitions = election_.log().pushed();
   Views views = views_to_compare(e.kind, !effects_.empty(), transitions != transitions_told_);
   transitions_told_ = transitions;
   uint8_t* count = w.mark(1);
   uint8_t changed = 0;
-  if (views == Views::of_resource) changed = tell_one(w, node_, told_, e.resource);
-  if (views == Views::all) changed = tell_all(w, node_, told_);
+  if (views == Views::of_resource) changed = tell_one(w, election_, told_, e.resource);
+  if (views == Views::all) changed = tell_all(w, election_, told_);
   if (count) *count = changed;
   return w.length();
 }
 
 bool Session::views_told() const {
-  GrowingArray<ResourceName> names = node_.resources();
+  GrowingArray<ResourceName> names = election_.resources();
   if (names.size() != told_.size()) return false;
   for (const ResourceName& name : names) {
     const ToldView* entry = find_told(told_, name);
-    if (!entry || !same_view(entry->view, node_.view(name))) return false;
+    if (!entry || !same_view(entry->view, election_.view(name))) return false;
   }
   return true;
 }
@@ -415,7 +415,7 @@ int Session::ask(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap
       double now_ms = r.time();
       double wall_ms = r.time();
       if (!r.done()) return -1;
-      const auto& all = node_.presence().all();
+      const auto& all = election_.presence().all();
       w.u16(all.size());
       for (const auto& [id, c] : all) {
         w.str(id);
@@ -433,7 +433,7 @@ int Session::ask(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap
     }
     case Query::metrics: {
       if (!r.done()) return -1;
-      const Metrics& m = node_.metrics();
+      const Metrics& m = election_.metrics();
 #define BATON_VALUE(field, js) w.f64(static_cast<double>(m.field));
       BATON_COUNTERS(BATON_VALUE)
 #undef BATON_VALUE
@@ -442,7 +442,7 @@ int Session::ask(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap
     }
     case Query::log: {
       if (!r.done()) return -1;
-      const auto& log = node_.log();
+      const auto& log = election_.log();
       w.u16(log.size());
       for (const Transition& t : log) {
         w.f64(t.at_ms);
