@@ -195,6 +195,7 @@
     IDBFactory.prototype.open = function (name) {
       mark('idb-open ' + name);
       var req = idbOpen.apply(this, arguments);
+      req.addEventListener('upgradeneeded', function () { mark('idb-open upgrade'); });
       req.addEventListener('success', function () { mark('idb-open done'); });
       return req;
     };
@@ -224,6 +225,12 @@
     if (post2) NativeBC.prototype.postMessage = function () { mark('post'); return post2.apply(this, arguments); };
     counters.onDeliver = function () { mark('delivered'); };
     counters.onTimer = function () { mark('timer'); };
+    // Long tasks (50 ms or more): whether the main thread was busy while a grant waited.
+    try {
+      new PerformanceObserver(function (list) {
+        list.getEntries().forEach(function (e) { mark('long-task start ' + e.duration.toFixed(1) + ' ms'); trace[trace.length - 1][1] = performance.timeOrigin + e.startTime; });
+      }).observe({ type: 'longtask', buffered: true });
+    } catch (e) { /* no Long Tasks API */ }
   }
 
   // WebAssembly compile + instantiate timings (Baton's core; the peers have no wasm).
