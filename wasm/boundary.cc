@@ -164,9 +164,6 @@ void write_lease(Writer& w, const LeaseRecord& rec) {
   w.f64(rec.takeover_ms);
 }
 
-// Policy flags of a join, one bit each.
-enum : uint8_t { kAllowHidden = 1, kPreferVisible = 2, kRequiresNetwork = 4, kNewestAppOnly = 8, kObserveOnly = 16 };
-
 bool read_event(Reader& r, Event& e) {
   if (!r.header()) return false;
   e.kind = static_cast<EventKind>(r.below(kEventKinds));
@@ -181,12 +178,13 @@ bool read_event(Reader& r, Event& e) {
     case EventKind::join: {
       e.resource = r.text<ResourceName>();
       e.policy.required_capability = r.text<Capability>();
-      uint8_t flags = r.below(32);
-      e.policy.allow_hidden = flags & kAllowHidden;
-      e.policy.prefer_visible = flags & kPreferVisible;
-      e.policy.requires_network = flags & kRequiresNetwork;
-      e.policy.newest_app_only = flags & kNewestAppOnly;
-      e.policy.observe_only = flags & kObserveOnly;
+      uint8_t flags = r.below(static_cast<uint8_t>(kLastJoinFlag) << 1);
+      auto has = [flags](JoinFlag f) { return (flags & static_cast<uint8_t>(f)) != 0; };
+      e.policy.allow_hidden = has(JoinFlag::allow_hidden);
+      e.policy.prefer_visible = has(JoinFlag::prefer_visible);
+      e.policy.requires_network = has(JoinFlag::requires_network);
+      e.policy.newest_app_only = has(JoinFlag::newest_app_only);
+      e.policy.observe_only = has(JoinFlag::observe_only);
       break;
     }
     case EventKind::leave:

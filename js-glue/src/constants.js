@@ -260,4 +260,6 @@ export const DEFAULT_RANK_STAGGER_MS = 150; // rank_stagger_ms
 export const DEFAULT_TRIGGER_JITTER_MS = 10; // trigger_jitter_ms
 export const DEFAULT_BACKOFF_BASE_MS = 250; // backoff_base_ms
 export const DEFAULT_BACKOFF_MAX_MS = 10000; // backoff_max_ms
+export const DEFAULT_STORAGE_TIMEOUT_MS = 3000; // storage_timeout_ms
 export const DEFAULT_LOG_CAPACITY = 128; // kLogCapacity
+export const SUSPECT_HEARTBEATS = 3; // suspect_ms / heartbeat_ms: the suspect timeout in heartbeats
