@@ -4,7 +4,9 @@
 // named in --subjects). The wasm is this checkout's (build/wasm): for a change of the glue.
 // Output: bench/pages/dist/before/ (gitignored; node bench/build-pages.mjs clears it).
 //
-//   node bench/build-before.mjs REF      e.g. main, or a commit
+//   node bench/build-before.mjs REF [NAME]   REF e.g. main, or a commit; into dist/NAME/
+//                                            (default before; bench/startup-trace.mjs
+//                                            --page dist/NAME/baton)
 //   node bench/run.mjs --only startup --subjects baton,baton-before,bare-locks --no-write
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -16,9 +18,9 @@ import { SETTINGS } from './build-pages.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
-const ref = process.argv[2];
-if (!ref) {
-  console.error('usage: node bench/build-before.mjs REF');
+const [ref, name = 'before'] = process.argv.slice(2);
+if (!ref || !/^[\w-]+$/.test(name)) {
+  console.error('usage: node bench/build-before.mjs REF [NAME]');
   process.exit(2);
 }
 
@@ -31,7 +33,7 @@ try {
   symlinkSync(path.join(root, 'node_modules'), path.join(tree, 'node_modules'));
   execFileSync(process.execPath, [path.join(tree, 'js-glue', 'build.mjs')], { stdio: 'ignore' });
 
-  const out = path.join(here, 'pages', 'dist', 'before');
+  const out = path.join(here, 'pages', 'dist', name);
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
   await build({

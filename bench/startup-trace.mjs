@@ -7,16 +7,20 @@
 // Needs the bench pages built (node bench/build-pages.mjs).
 //
 //   node bench/startup-trace.mjs [--page baton] [--trials 3] [--query k=v,...] [--summary]
-//     --page P    the page bench/pages/P.html (dist/before/baton: bench/build-before.mjs's)
+//     --page P    the page bench/pages/P.html (dist/before/baton: bench/build-before.mjs's); a
+//                 comma-separated list: the pages take turns in each trial
 //     --summary   one line per trial: the milestones after the entry starts, and medians
+//     --returning each trial is a returning visit: a first tab of the same names (which makes
+//                 the database and the first epoch) leads and is closed before the measured one
 import { launchBrowser } from '../tests/browser/harness.js';
 import { startServer } from '../web-demo/server.js';
 
 const argv = process.argv.slice(2);
 const option = (name, fallback) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : fallback; };
-const page = option('--page', 'baton');
+const pages = option('--page', 'baton').split(',');
 const trials = Number(option('--trials', '3'));
 const summary = argv.includes('--summary');
+const returning = argv.includes('--returning');
 const extra = Object.fromEntries((option('--query', '') || '').split(',').filter(Boolean).map((kv) => kv.split('=')));
 
 /** The milestones of a summary line: [key, how the trace row's text starts]. */
@@ -38,43 +42,64 @@ function milestones(rows) {
   return Object.fromEntries(MILESTONES.map(([key, prefix]) => [key, key === 'entry' ? entry : first(prefix) - entry]));
 }
 const format = (line) => MILESTONES.map(([key]) => `${key} ${line[key] === undefined || Number.isNaN(line[key]) ? '-' : line[key].toFixed(1)}`).join(', ');
-const lines = [];
+/** One measured start-up of `page`: the sorted trace rows, in ms after navigation start. */
+async function trial(browser, server, page, i) {
+  const q = new URLSearchParams({ ns: `trace-${Date.now()}-${i}`, id: `t${i}`, trace: '1', ...extra });
+  if (returning) {
+    // A first visit that makes the database and the epoch, closed before the measured one.
+    const first = await browser.openTab(`${server.url}bench/${page}.html?${q}&id=first${i}`);
+    await first.page.waitForFunction(() => window.__bench.becameLeaderAt !== null, null, { timeout: 15000 });
+    await first.page.close({ runBeforeUnload: true });
+  }
+  const tab = await browser.openTab(`${server.url}bench/${page}.html?${q}`);
+  await tab.page.waitForFunction(() => window.__bench.becameLeaderAt !== null, null, { timeout: 15000 });
+  const rows = await tab.page.evaluate(() => {
+    const b = window.__bench;
+    const rel = (abs) => abs - b.timeOrigin;
+    const out = [];
+    for (const r of performance.getEntriesByType('resource')) {
+      out.push([r.startTime, `fetch ${r.name.split('/').pop().split('?')[0]} (${r.transferSize} B)`]);
+      out.push([r.responseEnd, `fetched ${r.name.split('/').pop().split('?')[0]}`]);
+    }
+    out.push([b.entryAt, 'entry runs']);
+    out.push([rel(b.requestedAt), 'election asked for']);
+    for (const w of b.wasm) out.push([w.startMs, `WebAssembly.${w.api}`], [w.endMs, `WebAssembly.${w.api} done`]);
+    for (const [what, at] of b.trace || []) if (!/^(timer|post|delivered)$/.test(what)) out.push([rel(at), what]);
+    out.push([rel(b.becameLeaderAt), 'LEADER']);
+    return out.sort((x, y) => x[0] - y[0]);
+  });
+  await tab.page.close();
+  return rows;
+}
+
+const median = (xs) => {
+  const v = xs.filter((x) => x !== undefined && !Number.isNaN(x)).sort((a, b) => a - b);
+  return v.length ? (v[(v.length - 1) >> 1] + v[v.length >> 1]) / 2 : undefined;
+};
 
 const server = await startServer({ port: 0 });
 const browser = await launchBrowser();
+const lines = new Map(pages.map((page) => [page, []]));
 try {
   for (let i = 0; i < trials; i += 1) {
-    const q = new URLSearchParams({ ns: `trace-${Date.now()}-${i}`, id: `t${i}`, trace: '1', ...extra });
-    const tab = await browser.openTab(`${server.url}bench/${page}.html?${q}`);
-    await tab.page.waitForFunction(() => window.__bench.becameLeaderAt !== null, null, { timeout: 15000 });
-    const t = await tab.page.evaluate(() => {
-      const b = window.__bench;
-      const rel = (abs) => abs - b.timeOrigin;
-      const rows = [];
-      for (const r of performance.getEntriesByType('resource')) {
-        rows.push([r.startTime, `fetch ${r.name.split('/').pop().split('?')[0]} (${r.transferSize} B)`]);
-        rows.push([r.responseEnd, `fetched ${r.name.split('/').pop().split('?')[0]}`]);
+    // The pages take turns, in a rotating order, so that the machine's load hits them alike.
+    const order = pages.map((_, k) => pages[(i + k) % pages.length]);
+    for (const page of order) {
+      const rows = await trial(browser, server, page, i);
+      if (summary) {
+        const line = milestones(rows);
+        lines.get(page).push(line);
+        console.log(`${page} ${i + 1}: ${format(line)}`);
+      } else {
+        console.log(`\n${page} trial ${i + 1}:`);
+        for (const [at, what] of rows) console.log(`${at.toFixed(1).padStart(8)}  ${what}`);
       }
-      rows.push([b.entryAt, 'entry runs']);
-      rows.push([rel(b.requestedAt), 'election asked for']);
-      for (const w of b.wasm) rows.push([w.startMs, `WebAssembly.${w.api}`], [w.endMs, `WebAssembly.${w.api} done`]);
-      for (const [what, at] of b.trace || []) if (!/^(timer|post|delivered)$/.test(what)) rows.push([rel(at), what]);
-      rows.push([rel(b.becameLeaderAt), 'LEADER']);
-      return rows.sort((x, y) => x[0] - y[0]);
-    });
-    await tab.page.close();
-    if (summary) {
-      const line = milestones(t);
-      lines.push(line);
-      console.log(`${page} ${i + 1}: ${format(line)}`);
-    } else {
-      console.log(`\n${page} trial ${i + 1}:`);
-      for (const [at, what] of t) console.log(`${at.toFixed(1).padStart(8)}  ${what}`);
     }
   }
   if (summary) {
-    const median = (xs) => { const v = xs.filter((x) => x !== undefined).sort((a, b) => a - b); return v.length ? (v[(v.length - 1) >> 1] + v[v.length >> 1]) / 2 : undefined; };
-    console.log(`${page} median: ${format(Object.fromEntries(MILESTONES.map(([key]) => [key, median(lines.map((l) => l[key]))])))}`);
+    for (const [page, list] of lines) {
+      console.log(`${page} median (n ${list.length}): ${format(Object.fromEntries(MILESTONES.map(([key]) => [key, median(list.map((l) => l[key]))])))}`);
+    }
   }
 } finally {
   await browser.close();
