@@ -249,12 +249,7 @@ class Baton {
     this.runtime_ = this.startRuntime();
   }
 
-  /**
-   * The database, the epoch counter and their health, shared by every generation. The
-   * database opens now: a first visit creates it, often the slowest answer a start-up waits
-   * for (before the first epoch can be durable), so it goes out before the lock request and
-   * the core's load.
-   */
+  /** The database, the epoch counter and their health, shared by every generation. */
   openStorage() {
     const { env, names, config, counters } = this;
     const database = env.indexedDB
@@ -267,7 +262,6 @@ class Baton {
           refused: (error) => this.refuse('lease', error),
         })
       : null;
-    database?.warm();
     const health = new StorageHealth(database !== null);
     const epochs = new EpochStore({ localStorage: env.localStorage, database, key: names.epochKey, health, counters });
     return { database, health, epochs };

@@ -2,7 +2,7 @@
  * The IndexedDB database of one namespace: `epochs` (durable counters, key = resource)
  * and `leases` (lease records, key = `v<protocol>/<resource>`).
  *
- * Opened when the Baton is created and kept open (warm), so that the grant path pays one
+ * Opened when a resource is joined and kept open (warm), so that the grant path pays one
  * transaction and no open. Every operation has a deadline: an open or a transaction that
  * does not answer in time (an upgrade blocked by another tab's connection, a wedged browser
  * store) rejects with a `TimeoutError`, so the caller degrades instead of waiting forever.

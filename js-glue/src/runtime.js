@@ -16,8 +16,8 @@
  * The WebAssembly core may still be loading when a Runtime starts: events queue until it
  * is there, and queries answer as a follower that knows nothing yet. Under Web Locks the
  * lock of a joined resource is requested at once, in the task that joins it and before
- * anything else the join does, not when the loaded core asks for it: a start-up then waits
- * for the wasm, the database (opened by the Baton) and the lock side by side. Nothing is decided early: the grant
+ * anything else the join does (the storage's read and open), not when the loaded core asks
+ * for it: a start-up then waits for the wasm, the storage and the lock side by side. Nothing is decided early: the grant
  * waits in the queue like any event, the core's first request for the lock takes the early
  * one over, and an early request the core did not make once it has stepped its first
  * events (the tab is not eligible) is given back.
@@ -202,9 +202,9 @@ export class Runtime {
   }
 
   join(resource, policy) {
-    // The lock first: the browser answers it while this tab reads its storage and loads its
-    // core. An observe-only join never runs for leadership: it must not hold the lock even
-    // briefly.
+    // The lock first: the browser answers it while this tab reads and opens its storage and
+    // loads its core. An observe-only join never runs for leadership: it must not hold the
+    // lock even briefly.
     const early = !this.core && !policy.observeOnly && coreStatus().state !== 'failed';
     if (early && this.authorityName_ === 'web-locks' && this.locks && !this.early.has(resource)) {
       this.early.add(resource);
