@@ -29,7 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/node.h"
+#include "core/election.h"
 
 namespace baton::boundary {
 
@@ -52,7 +52,7 @@ enum class FenceQuery : uint8_t {
   highest = 1,  // resource -> f64
 };
 
-// The policy of a join event (Policy in core/node.h), one bit each in one byte; a bit
+// The policy of a join event (Policy in core/election.h), one bit each in one byte; a bit
 // above the last is malformed.
 enum class JoinFlag : uint8_t {
   allow_hidden = 1,
@@ -90,25 +90,30 @@ constexpr JoinFlag kLastJoinFlag = JoinFlag::observe_only;
   X(clock_jumps, "clockJumps")                          \
   X(storage_failures, "storageFailures")
 
+// The view of a resource as the glue was last told it.
+struct ToldView {
+  ResourceName name;
+  ResourceView view;
+};
+
 // One core and what the glue was last told about its resources.
 class Session {
  public:
-  explicit Session(const Config& config) : node_(config) {}
-  Node& node() { return node_; }
+  explicit Session(const Config& config) : election_(config) {}
+  Election& election() { return election_; }
   // Steps one encoded event from `in`; writes the result into `out`. Returns its length or -1.
   int step(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap);
   // Answers one encoded query. Returns the answer's length or -1.
   int ask(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap);
+  // Whether the glue's copies of the views are the core's, as they must be after every
+  // step (the steps compare only the views that may have changed; fuzz_boundary checks).
+  bool views_told() const;
 
  private:
-  struct Told {
-    ResourceName name;
-    ResourceView view;
-  };
-  Node node_;
+  Election election_;
   // The step's effects, kept between steps so that their room is allocated once.
   Effects effects_;
-  GrowingArray<Told> told_;
+  GrowingArray<ToldView> told_;
   // Transitions logged as of the last step: a role change shows as a new one.
   uint64_t transitions_told_ = 0;
 };

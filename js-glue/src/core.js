@@ -295,7 +295,7 @@ export class Core {
   /**
    * @param {object} config id, generation, appVersion, capabilities, authority (AUTHORITY_*
    *   in constants.js), startMs, seed; and heartbeatMs, suspectMs, leaseMs, each of which
-   *   keeps the core's default (node.h Config) when missing
+   *   keeps the core's default (election.h Config) when missing
    * @param {() => number} [wallClock] wall-clock ms; the times given to events are monotonic
    */
   constructor(config, wallClock = Date.now) {

@@ -15,7 +15,7 @@
 #include <sstream>
 #include <string>
 
-#include "core/node.h"
+#include "core/election.h"
 #include "core/wire.h"
 #include "boundary.h"
 #include "names.h"
@@ -88,9 +88,9 @@ std::string render_core() {
   js += enumeration<Role>("ROLE", "Role in wasm/core/types.h.");
   js += enumeration<Reason>("REASON", "Reason in wasm/core/types.h.");
   js += enumeration<Degraded>("DEGRADED", "Degraded in wasm/core/types.h.");
-  js += enumeration<EventKind>("EVENT_KIND", "EventKind in wasm/core/node.h.");
-  js += enumeration<EffectKind>("EFFECT_KIND", "EffectKind in wasm/core/node.h.");
-  js += enumeration<LockMode>("LOCK_MODE", "LockMode in wasm/core/node.h.");
+  js += enumeration<EventKind>("EVENT_KIND", "EventKind in wasm/core/election.h.");
+  js += enumeration<EffectKind>("EFFECT_KIND", "EffectKind in wasm/core/election.h.");
+  js += enumeration<LockMode>("LOCK_MODE", "LockMode in wasm/core/election.h.");
   js += enumeration<wire::Kind>("FRAME_KIND", "wire::Kind in wasm/core/wire.h.");
 
   js += "/** The counters of the core's metrics, in the order the boundary writes them (BATON_COUNTERS in wasm/boundary.h). */\n";
@@ -116,7 +116,7 @@ std::string render_core() {
 
   // One export each, so that the bundle carries only the defaults the glue uses.
   Config c;
-  js += "\n// Config's defaults in wasm/core/node.h.\n";
+  js += "\n// Config's defaults in wasm/core/election.h.\n";
   js += constant("DEFAULT_HEARTBEAT_MS", c.heartbeat_ms, "heartbeat_ms");
   js += constant("DEFAULT_SUSPECT_MS", c.suspect_ms, "suspect_ms");
   js += constant("DEFAULT_LEASE_MS", c.lease_ms, "lease_ms");

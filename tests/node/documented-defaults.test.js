@@ -1,4 +1,4 @@
-// The timing defaults have one source, the core's Config (wasm/core/node.h), from which
+// The timing defaults have one source, the core's Config (wasm/core/election.h), from which
 // constants.js is generated; the glue and the compatibility layers take theirs from it. The
 // declarations and the package README restate them for readers: this checks that they
 // still say what the code does.
