@@ -203,6 +203,10 @@ bool read_event(Reader& r, Event& e) {
       e.durable = r.flag();
       break;
     case EventKind::lease_read:
+      e.resource = r.text<ResourceName>();
+      e.lease = read_lease(r);
+      e.epoch = r.epoch();
+      break;
     case EventKind::lease_result:
       e.resource = r.text<ResourceName>();
       e.lease = read_lease(r);

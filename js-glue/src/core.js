@@ -463,12 +463,15 @@ export class Core {
   /**
    * Inside the read-write transaction of a `lease-try`: the record read there. The step
    * answers with the `lease-write` to apply to that transaction, or none (write nothing).
+   * A new term's epoch is above `counter`, the epoch counter read in the same transaction.
    * @param {LeaseRecord | null} record
+   * @param {number} counter
    */
-  leaseRead(now, resource, record) {
+  leaseRead(now, resource, record, counter) {
     if (!this.event(EVENT_KIND_LEASE_READ, now)) return NO_EFFECTS;
     str(resource);
     lease(record);
+    f64(counter);
     return this.run();
   }
 

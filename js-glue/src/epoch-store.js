@@ -41,8 +41,16 @@
  * as not durable: the core counts a storage failure, the tab reports itself degraded (see
  * storage-health.js) and `fenced()` refuses under that epoch. Nothing is thrown.
  *
+ * Every epoch read from storage (counter, mirror, lease record) is bounded like a claim, by
+ * the core's PLAUSIBLE_EPOCH: a forged mirror near 2^53 would otherwise make the next
+ * allocation commit an epoch that reads back as garbage, i.e. as 0, and be issued again. A
+ * mirror at or above the bound is ignored (counted in `storageErrors`); such a counter is
+ * inconsistent: the term is not durable, and the counter is never taken for 0.
+ *
  * @module tab-baton/epoch-store
  */
+
+import { PLAUSIBLE_EPOCH } from './constants.js';
 
 /** The key the allocation that moves `resource`'s top from `top` writes (see above). */
 export function successorKey(resource, top) {
@@ -103,7 +111,7 @@ export class EpochStore {
    */
   mirrored(key, value) {
     const resource = this.mirrors.get(key);
-    if (resource !== undefined) this.heard(resource, parseStored(value));
+    if (resource !== undefined) this.heard(resource, this.mirrorValue(value));
   }
 
   /**
@@ -124,11 +132,12 @@ export class EpochStore {
       .transaction(['epochs'], 'readonly', ({ epochs }) => {
         const get = epochs.get(resource);
         get.onsuccess = () => {
-          top = parseStored(get.result);
+          top = storedEpoch(get.result);
         };
       })
       .then(() => {
-        if (!(this.top.get(resource) >= top)) this.top.set(resource, top);
+        // An implausible counter is no top: the next allocation reads it and reports it.
+        if (top !== null && !(this.top.get(resource) >= top)) this.top.set(resource, top);
       }, () => {})
       .then(() => {
         const again = this.reading.get(resource);
@@ -199,7 +208,8 @@ export class EpochStore {
    * whole transaction, the counter's put too; the read, answered before the abort, is a top
    * the store had since, so one more trip from there; after a second miss, two trips: the
    * read first, `next = max(stored, known) + 1`. Resolves to `{stored, next, after}`
-   * (`stored`: the counter the transaction found; `after`: `b`, or null after a read).
+   * (`stored`: the counter the transaction found, null when implausible, then not written
+   * over on the read path; `after`: `b`, or null after a read).
    */
   commit(resource, known, tries = 2) {
     const b = this.top.get(resource);
@@ -219,8 +229,8 @@ export class EpochStore {
         };
         const get = epochs.get(resource);
         get.onsuccess = () => {
-          stored = parseStored(get.result);
-          if (after !== null) return;
+          stored = storedEpoch(get.result);
+          if (after !== null || stored === null) return;
           next = Math.max(stored, known) + 1;
           write(stored, 'put');
         };
@@ -258,11 +268,12 @@ export class EpochStore {
         // Below an epoch this tab committed: a lost write or a stale read. Above the `b` a
         // one-trip allocation went from, though key `b + 1` was free: the counter was moved
         // without its key (a tab of an earlier build), so `next` may have been issued.
-        // Either way the term's epoch is above the counter found, but not durable.
-        if (stored < committed || (after !== null && stored > after)) {
+        // Either way the term's epoch is above the counter found, but not durable. An
+        // implausible counter (corrupt or forged) is inconsistent too, never read as 0.
+        if (stored === null || stored < committed || (after !== null && stored > after)) {
           this.health.inconsistent();
           this.top.delete(resource);
-          return this.notDurable(resource, Math.max(next - 1, stored));
+          return this.notDurable(resource, stored === null ? Math.max(known, after ?? 0) : Math.max(next - 1, stored));
         }
         this.health.recovered();
         this.top.set(resource, next);
@@ -307,26 +318,40 @@ export class EpochStore {
     this.mirror.set(resource, Math.max(epoch, this.mirror.get(resource) ?? 0));
     if (!this.localStorage) return;
     try {
-      if (parseStored(this.localStorage.getItem(this.key(resource))) < epoch) this.localStorage.setItem(this.key(resource), String(epoch));
+      // An implausible mirror is written over: it is no epoch anyone issued.
+      if ((storedEpoch(this.localStorage.getItem(this.key(resource))) ?? 0) < epoch) this.localStorage.setItem(this.key(resource), String(epoch));
     } catch {
       this.counters.storageErrors += 1;
     }
   }
 
-  /** The localStorage mirror of `resource`, 0 when missing or unreadable. */
+  /** The localStorage mirror of `resource`, 0 when missing, unreadable or implausible. */
   readMirror(resource) {
     if (!this.localStorage) return 0;
     try {
-      return parseStored(this.localStorage.getItem(this.key(resource)));
+      return this.mirrorValue(this.localStorage.getItem(this.key(resource)));
     } catch {
       this.counters.storageErrors += 1;
       return 0;
     }
   }
+
+  /** A mirror's value as a floor: an implausible one (forged or corrupt) is counted and ignored. */
+  mirrorValue(value) {
+    const epoch = storedEpoch(value);
+    if (epoch !== null) return epoch;
+    this.counters.storageErrors += 1;
+    return 0;
+  }
 }
 
-/** A stored counter: a non-negative safe integer, else 0 (missing or garbage). */
-function parseStored(value) {
-  const n = typeof value === 'number' ? value : Number.parseInt(value ?? '', 10);
-  return Number.isSafeInteger(n) && n > 0 ? n : 0;
+/**
+ * An epoch as stored (the counter, a mirror's string, a lease record's epoch): 0 when
+ * missing, the epoch when it is an integer below the core's plausibility bound, else null
+ * (present but corrupt or forged: not to be read as 0, nor as a floor).
+ */
+export function storedEpoch(value) {
+  if (value === undefined || value === null) return 0;
+  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
+  return Number.isSafeInteger(n) && n >= 0 && n < PLAUSIBLE_EPOCH ? n : null;
 }

@@ -21,16 +21,19 @@ export class LeaseAuthority {
    * @param {(resource: string, top: number) => any[]} deps.successorKey the epoch key an
    *   allocation above `top` writes (epoch-store.js; passed in, so that this lazy chunk
    *   does not share a module with the main one)
-   * @param {(resource: string, record: object | null) => object | null} deps.read steps the record
-   *   read into the core; returns the record it answers to write, or null
+   * @param {(value: unknown) => number | null} deps.storedEpoch the counter as read (epoch-store.js,
+   *   passed in for the same reason): 0 when missing, null when implausible
+   * @param {(resource: string, record: object | null, counter: number) => object | null} deps.read
+   *   steps the record and the counter read into the core; returns the record it answers to
+   *   write, or null
    * @param {(resource: string, record: object | null) => void} deps.committed
    * @param {(resource: string, error: unknown) => void} deps.failed
    * @param {import('./storage-health.js').StorageHealth} deps.health
    * @param {string} deps.owner this tab's id, to recognise its own records
    * @param {Record<string, number>} deps.counters
    */
-  constructor({ database, key, successorKey, read, committed, failed, health, owner, counters }) {
-    Object.assign(this, { database, key, successorKey, read, committed, failed, health, owner, counters });
+  constructor({ database, key, successorKey, storedEpoch, read, committed, failed, health, owner, counters }) {
+    Object.assign(this, { database, key, successorKey, storedEpoch, read, committed, failed, health, owner, counters });
     /** @type {Set<{tx: any, aborted: boolean}>} the transactions in flight */
     this.running = new Set();
   }
@@ -72,6 +75,7 @@ export class LeaseAuthority {
     this.counters.leaseTransactions += 1;
     let stored = null;
     let wrote = null;
+    let implausible = false;
     // Not begun yet when aborted: its body aborts it at once.
     const run = { resource, unread: !!unread, tx: null, aborted: false };
     this.running.add(run);
@@ -92,20 +96,21 @@ export class LeaseAuthority {
         const get = leases.get(key);
         const counter = epochs.get(resource);
         counter.onsuccess = () => {
-          const floor = parseCounter(counter.result);
-          let current = asRecord(get.result);
-          // Another owner's record below the counter: decide as if it carried the counter,
-          // so that a new term's epoch is above every epoch issued for the resource.
-          if (current && current.owner !== this.owner && current.epoch < floor) current = { ...current, epoch: floor };
-          if (!current && floor > 0) current = { owner: '', generation: 0, epoch: floor, expiresMs: 0, takeoverMs: 0 };
-          const next = this.read(resource, current);
+          // A counter present but implausible (corrupt or forged) is no floor: the term the
+          // core decides without it is not durable, and the counter is left for a read to report.
+          const floor = this.storedEpoch(counter.result);
+          implausible = floor === null;
+          const current = asRecord(get.result, this.storedEpoch);
+          // The core decides a new term's epoch above the record's and the counter's, whoever
+          // wrote the record: Web Locks terms move the counter too.
+          const next = this.read(resource, current, floor ?? 0);
           stored = next ?? current;
           if (next) {
             wrote = next;
             leases.put({ ...next }, key);
             // A new term above the counter moves it as an epoch allocation does (epoch-store.js):
             // the counter and the key that tells a tab that read `floor` that it is taken.
-            if (next.epoch > floor) {
+            if (!implausible && next.epoch > floor) {
               epochs.put(next.epoch, this.successorKey(resource, floor));
               epochs.put(next.epoch, resource);
             }
@@ -116,8 +121,9 @@ export class LeaseAuthority {
       .finally(() => this.running.delete(run))
       .then(
         () => {
-          this.health.recovered();
-          if (wrote && wrote.owner === this.owner) this.health.committed(resource, wrote.epoch);
+          if (implausible) this.health.inconsistent();
+          else this.health.recovered();
+          if (wrote && wrote.owner === this.owner && !implausible) this.health.committed(resource, wrote.epoch);
           this.committed(resource, stored);
         },
         (error) => {
@@ -134,16 +140,12 @@ export class LeaseAuthority {
  * A stored record in the shape the core reads, or null. Anything else (written by another
  * version, or corrupt) counts as no record: passing it on could make the core misread it.
  */
-function asRecord(value) {
+function asRecord(value, storedEpoch) {
   if (!value || typeof value !== 'object') return null;
   const { owner, generation, epoch, expiresMs, takeoverMs } = value;
   const count = (n) => typeof n === 'number' && Number.isFinite(n) && n >= 0;
-  if (typeof owner !== 'string' || !count(generation) || !count(epoch) || !count(expiresMs)) return null;
+  // An epoch at or above the core's plausibility bound is forged: such a record is none.
+  if (typeof owner !== 'string' || !count(generation) || !count(epoch) || storedEpoch(epoch) === null || !count(expiresMs)) return null;
   // A record written before owners stated a takeover time: taken over only once it expires.
   return { owner, generation, epoch, expiresMs, takeoverMs: count(takeoverMs) ? takeoverMs : expiresMs };
-}
-
-/** A stored epoch counter: a non-negative safe integer, else 0. */
-function parseCounter(value) {
-  return Number.isSafeInteger(value) && value > 0 ? value : 0;
 }

@@ -33,7 +33,7 @@ import { Channel } from './channel.js';
 import { WebLocks } from './web-locks.js';
 import { LOCKS_PROBE_TIMEOUT_MS, probeLocks } from './locks-probe.js';
 import { reportError } from './errors.js';
-import { successorKey } from './epoch-store.js';
+import { storedEpoch, successorKey } from './epoch-store.js';
 import {
   AUTHORITY_NAMES,
   EVENT_KIND_DISPOSE,
@@ -155,8 +155,9 @@ export class Runtime {
               owner: config.id,
               key: names.leaseKey,
               successorKey,
-              read: (resource, record) =>
-                this.answer((core, now) => core.leaseRead(now, resource, record), 'lease-write')?.record ?? null,
+              storedEpoch,
+              read: (resource, record, counter) =>
+                this.answer((core, now) => core.leaseRead(now, resource, record, counter), 'lease-write')?.record ?? null,
               committed: (resource, record) => this.step((core, now) => core.leaseResult(now, resource, record)),
               failed: (resource) => report(EVENT_KIND_LEASE_FAILED, resource),
               counters,

@@ -57,12 +57,14 @@ inline const Effect* find(const std::vector<Effect>& fx, EffectKind kind) {
   return it == fx.end() ? nullptr : &*it;
 }
 
-// Steps the lease transaction's read of `current` (present=false: no record) at `now` and
-// `wall`; returns the record the step writes (present=false: nothing).
-inline LeaseRecord lease_read(Election& election, std::string_view resource, const LeaseRecord& current, double now, double wall) {
+// Steps the lease transaction's read of `current` (present=false: no record) and of the epoch
+// `counter` at `now` and `wall`; returns the record the step writes (present=false: nothing).
+inline LeaseRecord lease_read(Election& election, std::string_view resource, const LeaseRecord& current, double now, double wall,
+                              uint64_t counter = 0) {
   Event e = event(EventKind::lease_read, now, resource);
   e.wall_ms = wall;
   e.lease = current;
+  e.epoch = counter;
   std::vector<Effect> fx = election.step(e);
   const Effect* write = find(fx, EffectKind::lease_write);
   return write ? write->lease : LeaseRecord{};

@@ -55,6 +55,39 @@ TEST_CASE("lease: a record not renewed by its takeover time is taken over by com
   CHECK(!lease_read(b, "ws", record("a", 4, 2500), 3000, 3000).present);
 }
 
+TEST_CASE("lease: a new term goes above the epoch counter read beside the record, its own old record too") {
+  // This tab's own record of an earlier term (epoch 1), expired; since then a Web Locks tab
+  // of the origin moved the counter to 2, which no record and no floor of this tab shows.
+  LeaseRecord mine = record("b", 1, -10000);
+  Election b(config("b", Authority::lease));
+  b.step(event(EventKind::join, 0, "ws"));
+  CHECK(lease_read(b, "ws", mine, 1, 1).epoch == 2);  // without the counter: the reissue
+  Election again(config("b", Authority::lease));
+  again.step(event(EventKind::join, 0, "ws"));
+  LeaseRecord taken = lease_read(again, "ws", mine, 1, 1, 2);
+  REQUIRE(taken.present);
+  CHECK(taken.epoch == 3);
+  // Another tab's record below the counter, and no record at all: above the counter too.
+  Election c(config("c", Authority::lease));
+  c.step(event(EventKind::join, 0, "ws"));
+  CHECK(lease_read(c, "ws", record("a", 4, -10000), 1, 1, 7).epoch == 8);
+  Election d(config("d", Authority::lease));
+  d.step(event(EventKind::join, 0, "ws"));
+  CHECK(lease_read(d, "ws", LeaseRecord{}, 1, 1, 7).epoch == 8);
+}
+
+TEST_CASE("lease: a renewal keeps its term's epoch, whatever the counter says") {
+  Election a(config("a", Authority::lease));
+  LeaseRecord rec = lease_lead(a, 0);
+  std::vector<Effect> fx;
+  double renew_at = a.next_deadline();
+  while (renew_at < 3000 && !find(fx = a.step(event(EventKind::tick, renew_at)), EffectKind::lease_try)) renew_at = a.next_deadline();
+  REQUIRE(find(fx, EffectKind::lease_try));
+  LeaseRecord renewed = lease_read(a, "ws", rec, renew_at, renew_at, rec.epoch + 5);
+  REQUIRE(renewed.present);
+  CHECK(renewed.epoch == rec.epoch);
+}
+
 TEST_CASE("lease: the read is answered in its own step, by that step's clocks, and nothing else is done") {
   Election b(config("b", Authority::lease));
   REQUIRE(find(b.step(event(EventKind::join, 0, "ws")), EffectKind::lease_try));

@@ -8,7 +8,7 @@ import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createBaton } from 'tab-baton';
 import { createIndexedDB } from 'tab-baton/testing';
-import { EpochStore, successorKey } from '../../js-glue/src/epoch-store.js';
+import { EpochStore, storedEpoch, successorKey } from '../../js-glue/src/epoch-store.js';
 import { Database } from '../../js-glue/src/idb.js';
 import { LeaseAuthority } from '../../js-glue/src/lease.js';
 import { StorageHealth } from '../../js-glue/src/storage-health.js';
@@ -262,14 +262,15 @@ describe('the epoch in one trip', () => {
     const a = storeOver(idb.indexedDB);
     await joined(a); // top 0
     const lease = storeOver(idb.indexedDB);
-    // A tab that takes the lease over with the next epoch, as the core does.
+    // A tab that takes the lease over above the record and the counter, as the core does.
     const leaseTab = (owner) => new LeaseAuthority({
       database: lease.database,
       health: lease.health,
       owner,
       key: (r) => `v1/${r}`,
       successorKey,
-      read: (resource, record) => ({ owner, generation: 1, epoch: (record?.epoch ?? 0) + 1, expiresMs: 1, takeoverMs: 1 }),
+      storedEpoch,
+      read: (resource, record, counter) => ({ owner, generation: 1, epoch: Math.max(record?.epoch ?? 0, counter) + 1, expiresMs: 1, takeoverMs: 1 }),
       committed: () => {},
       failed: (resource, error) => assert.fail(error),
       counters: lease.counters,

@@ -151,8 +151,10 @@ void Election::start_lease(Resource& r, LeaseOp op, double now, Effects& out) {
 }
 
 // Inside the transaction: the record read decides what this tab writes, by the clocks of
-// this step (read there, so the freshest).
-void Election::on_lease_read(Resource& r, const LeaseRecord& current, double now, Effects& out) {
+// this step (read there, so the freshest). `counter` is the epoch counter read in the same
+// transaction, which Web Locks terms move too: a new term starts above it, whoever wrote the
+// record (this tab's own abdicated record can be below an epoch another tab issued since).
+void Election::on_lease_read(Resource& r, const LeaseRecord& current, uint64_t counter, double now, Effects& out) {
   bool same_owner = current.present && current.owner == config_.id && current.generation == config_.generation;
   LeaseRecord rec;
   switch (r.lease_op) {
@@ -174,7 +176,7 @@ void Election::on_lease_read(Resource& r, const LeaseRecord& current, double now
       rec.present = true;
       rec.owner = config_.id;
       rec.generation = config_.generation;
-      uint64_t floor = config_.mutations.trust_claims ? r.max_epoch : r.floor_epoch;
+      uint64_t floor = std::max(config_.mutations.trust_claims ? r.max_epoch : r.floor_epoch, counter);
       rec.epoch = continuing ? current.epoch : std::max(current.epoch, floor) + 1;
       rec.expires_ms = last_wall_ms_ + config_.lease_ms;
       rec.takeover_ms = last_wall_ms_ + lease_silence_ms();

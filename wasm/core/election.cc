@@ -82,7 +82,7 @@ void Election::step(const Event& e, Effects& out) {
       if (r) on_epoch_allocated(*r, e.epoch, e.durable, now, out);
       break;
     case EventKind::lease_read:
-      if (r) on_lease_read(*r, e.lease, now, out);
+      if (r) on_lease_read(*r, e.lease, e.epoch, now, out);
       break;
     case EventKind::lease_result:
       if (r) on_lease_result(*r, e.lease, now, out);

@@ -110,7 +110,8 @@ enum class EventKind : uint8_t {
   lease_aborted,        // the glue aborted the lease transaction as the page froze: nothing
                         // was written, and the store is not at fault (an open read-write
                         // transaction of a frozen page would block every other tab's)
-  lease_read,           // inside the transaction of a lease_try: `lease` is the record read
+  lease_read,           // inside the transaction of a lease_try: `lease` is the record read,
+                        // `epoch` the epoch counter read beside it (0: none)
                         // (present=false: none). The step answers with the lease_write to
                         // apply to that transaction, or nothing to write: read, decision and
                         // write are one transaction, atomic against the other tabs'
@@ -319,7 +320,7 @@ class Election {
   void on_lock_granted(Resource& r, double now, Effects& out);
   void on_lock_lost(Resource& r, double now, Effects& out);
   void on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double now, Effects& out);
-  void on_lease_read(Resource& r, const LeaseRecord& current, double now, Effects& out);
+  void on_lease_read(Resource& r, const LeaseRecord& current, uint64_t counter, double now, Effects& out);
   void on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effects& out);
   void on_lease_aborted(Resource& r, double now);
   void on_lock_unavailable(Resource& r, double now);
