@@ -239,7 +239,9 @@ export class EpochStore {
       .then(
         () => ({ stored, next, after }),
         (error) => {
-          if (!taken) throw error;
+          // The add's ConstraintError aborts the transaction with it: a browser may report
+          // it there only (a request failing after commit()), not at the request.
+          if (!taken && !(after !== null && error?.name === 'ConstraintError')) throw error;
           if (stored > b) this.top.set(resource, stored);
           else this.top.delete(resource);
           return this.commit(resource, known, tries - 1);

@@ -77,6 +77,45 @@ function traced(factory, { onAbort = () => {} } = {}) {
   return { indexedDB, trips };
 }
 
+/**
+ * Wraps a fake IndexedDB factory so that a failed `add` fires no error at its request: the
+ * transaction aborts with the ConstraintError on `tx.error` only, as the IndexedDB spec
+ * allows for a request that fails after `commit()`.
+ */
+function errorOnTransactionOnly(factory) {
+  return {
+    open(...args) {
+      const req = factory.open(...args);
+      let onsuccess = null;
+      Object.defineProperty(req, 'onsuccess', {
+        get: () => () => {
+          const db = req.result;
+          const transaction = db.transaction.bind(db);
+          db.transaction = (...a) => {
+            const tx = transaction(...a);
+            const objectStore = tx.objectStore.bind(tx);
+            tx.objectStore = (name) => {
+              const store = objectStore(name);
+              const add = (...b) => {
+                const r = store.add(...b);
+                Object.defineProperty(r, 'onerror', { get: () => null, set: () => {} });
+                return r;
+              };
+              return { get: store.get, put: store.put, add };
+            };
+            return tx;
+          };
+          onsuccess?.();
+        },
+        set: (fn) => {
+          onsuccess = fn;
+        },
+      });
+      return req;
+    },
+  };
+}
+
 /** Whether a recorded transaction made all its requests before any answer came back. */
 const oneTrip = (trip) => trip.requests.every((r) => !r.late);
 
@@ -217,6 +256,19 @@ describe('the epoch in one trip', () => {
     assert.deepEqual(await allocate(b.epochs), { epoch: 4, durable: true });
     assert.ok(oneTrip(tb.trips[2]) && tb.trips[2].outcome === 'complete');
     assert.deepEqual(await allocate(a.epochs), { epoch: 5, durable: true });
+  });
+
+  test('a taken key reported on the transaction only (no error at the request) is a miss, not a storage failure', async () => {
+    const idb = createIndexedDB();
+    const a = storeOver(idb.indexedDB);
+    const b = storeOver(errorOnTransactionOnly(idb.indexedDB));
+    await joined(a);
+    await joined(b);
+    assert.deepEqual(await allocate(a.epochs), { epoch: 1, durable: true });
+    assert.equal(b.epochs.top.get('job'), 0);
+    assert.deepEqual(await allocate(b.epochs), { epoch: 2, durable: true });
+    assert.equal(b.counters.storageErrors, 0);
+    assert.equal(b.health.failure, null);
   });
 
   test('missed twice (someone allocates again before the second trip): the read and write, strictly higher', async () => {
