@@ -25,11 +25,14 @@
  * The lease (lease.js) moves the same counter and writes the same keys, so a lease term
  * and a Web Locks term of one origin never share an epoch.
  *
- * Tabs of an earlier build (before the per-epoch keys) write only the counter: a tab of
- * this build would not see their allocations on its one-trip path. It reads the counter in
- * that transaction too (sent with the writes, so it costs no trip) and reports a counter
- * above `b`, or below an epoch it committed, as inconsistent: that term is not durable.
- * The counter from an earlier build is the floor of the first allocation.
+ * A tab that moves the counter without writing the key (a development build from before
+ * the keys; none was released) is not supported beside this one: a one-trip allocation
+ * does not see its terms. It reads the counter in that transaction too (sent with the
+ * writes, so it costs no trip) and reports a counter above `b`, or below an epoch it
+ * committed, as inconsistent: that term is not durable. But its put has moved the counter
+ * down to `b + 1` by then, so a tab that reads it afterwards can reissue epochs that build
+ * issued, as durable. A counter left by such a build with none of its tabs running is only
+ * the floor of the first allocation.
  *
  * localStorage is a mirror of the highest epoch this origin issued, used as one more floor:
  * the end-to-end tests showed that Chromium propagates a localStorage write to other
@@ -269,7 +272,8 @@ export class EpochStore {
       ({ stored, next, after }) => {
         // Below an epoch this tab committed: a lost write or a stale read. Above the `b` a
         // one-trip allocation went from, though key `b + 1` was free: the counter was moved
-        // without its key (a tab of an earlier build), so `next` may have been issued.
+        // without its key (an unsupported earlier build, or a same-origin script), so `next`
+        // may have been issued; the counter is now `next`, lower (see the module comment).
         // Either way the term's epoch is above the counter found, but not durable. An
         // implausible counter (corrupt or forged) is inconsistent too, never read as 0.
         if (stored === null || stored < committed || (after !== null && stored > after)) {
