@@ -7,13 +7,17 @@
 //     --quick     few trials, small N (about 90 s); does not rewrite bench/RESULTS.md unless --write
 //     --write     rewrite bench/RESULTS.md (the default without --quick)
 //     --json F    also write the raw results as JSON to F (default bench/out/results-<mode>.json)
-//     --only P    comma-separated subset of: size,throughput,startup,handover,diagnose,fallback,frozen,silent,idle,requests
-//                 (silent: only Baton's silent freeze under Web Locks, a part of frozen)
+//     --only P    comma-separated subset of: size,throughput,startup,handover,diagnose,fallback,fallback-close,frozen,silent,idle,requests
+//                 (silent: only Baton's silent freeze under Web Locks, a part of frozen;
+//                 fallback-close: only the close hand-overs of fallback)
 //                 (with --only requests, --write replaces only that section of bench/RESULTS.md)
 //     --trials N  N trials per hand-over, frozen and start-up case instead of the mode's count
 //     --tabs N    N tabs per group instead of the mode's count (requests too: the asking tab and N - 1 leaders)
 //     --idle-ns L comma-separated tab counts for the idle phase instead of the mode's (e.g. 2,10)
 //     --subjects K  comma-separated subject keys (e.g. baton-lease): only those are measured
+//     --baseline  also measure each Baton subject (Web Locks, broadcast-only, lease) as bundled
+//                 earlier by `node bench/build-pages.mjs --baseline` (key: <key>-baseline), in
+//                 the same run: a change compared with the build before it under the same load
 //     --before F  an earlier run's raw JSON: its targets beside this run's (printed, and in RESULTS.md)
 //     --report F  measure nothing: print the target check of a raw JSON written earlier (with
 //                 --write, render bench/RESULTS.md from it; --before as above)
@@ -30,7 +34,7 @@ import { measureSizes } from './lib/size.mjs';
 import { renderMarkdown, renderTargets } from './lib/report.mjs';
 import { requests } from './lib/requests.mjs';
 import { requestsSection, summarizeRequests, withRequestsSection } from './lib/requests-report.mjs';
-import { ms } from './lib/stats.mjs';
+import { ms, summarize } from './lib/stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -65,9 +69,15 @@ export const SUBJECTS = [
   // Hand-overs only: its documented bound (takeoverMs + heartbeatMs) on the authority `auto` picks.
   { key: 'awaforge-fallback', page: 'awaforge', query: { locks: 'off', ...AWAFORGE_TIMINGS }, label: `Baton's awaforge API, no Web Locks (heartbeatMs ${AWAFORGE_TIMINGS.heartbeatMs}, takeoverMs ${AWAFORGE_TIMINGS.takeoverMs})`, group: 'fallback', handoverOnly: true },
 ];
+// --baseline: each Baton subject again, in the build kept in bench/pages/baseline/.
+if (flag('--baseline')) {
+  for (const s of SUBJECTS.filter((x) => x.page === 'baton')) {
+    SUBJECTS.push({ ...s, key: `${s.key}-baseline`, page: 'baton-baseline', label: `${s.label}, baseline build` });
+  }
+}
 // --subjects K: only those subjects are measured (their rows only; the others say "not measured").
 const chosen = option('--subjects') ? new Set(option('--subjects').split(',')) : null;
-const measured = (s) => !chosen || chosen.has(s.key);
+const measured = (s) => !chosen || chosen.has(s.key) || chosen.has(s.key.replace(/-baseline$/, ''));
 const LOCKS = SUBJECTS.filter((s) => s.group === 'locks' && measured(s));
 const FALLBACK = SUBJECTS.filter((s) => s.group === 'fallback' && measured(s));
 
@@ -159,6 +169,16 @@ async function main() {
     log(`startup: ${CONFIG.startupTrials} trials per subject done`);
   };
   // Milliseconds-scale: one trial at a time, the libraries interleaved (see handovers()).
+  /** One line per subject: its close hand-overs (the figures to compare side by side). */
+  const logCloses = (closes) => {
+    for (const [key, trials] of Object.entries(closes)) {
+      const f = (field) => {
+        const x = summarize(trials.map((t) => t[field] ?? null));
+        return `p50 ${ms(x.median)}, p95 ${ms(x.p95)}`;
+      };
+      log(`close ${key} (n ${trials.length}): command -> leader ${f('fromCommand')}; pagehide -> leader ${f('fromPagehide')}; own pagehide work ${f('pagehideWork')}`);
+    }
+  };
   const runHandovers = async (bench) => {
     if (phase('handover')) {
       // Close and crash trials alternate in the same tabs.
@@ -168,6 +188,7 @@ async function main() {
         results.handover.close[s.key] = x[s.key].close;
         results.handover.crash[s.key] = x[s.key].crash;
       }
+      logCloses(results.handover.close);
     }
     if ((phase('diagnose') && CONFIG.diagnoseTrials) || (only && only.has('diagnose'))) {
       const traced = { ...SUBJECTS[0], key: 'baton-traced', query: { trace: '1' } };
@@ -175,10 +196,11 @@ async function main() {
       results.diagnose = x.close;
       results.diagnoseCrash = x.crash;
     }
-    if (phase('fallback')) {
+    if (phase('fallback') || (only && only.has('fallback-close'))) {
       results.fallback ??= { close: {}, crash: {} };
       const x = await handovers(bench, FALLBACK, { ...common, kinds: ['close'], trials: CONFIG.fallbackCloseTrials, timeoutMs: 10000 });
       for (const s of FALLBACK) results.fallback.close[s.key] = x[s.key].close;
+      logCloses(results.fallback.close);
     }
   };
   // Requests to the leader beside tab-election's call (lib/requests.mjs): milliseconds-scale,
@@ -224,7 +246,7 @@ async function main() {
   const idleOpts = { ns: CONFIG.idleNs, warmupMs: CONFIG.idleWarmupMs, windowMs: CONFIG.idleWindowMs, log };
 
   try {
-    const browserPhases = ['startup', 'handover', 'diagnose', 'fallback', 'frozen', 'silent', 'requests'].some(phase);
+    const browserPhases = ['startup', 'handover', 'diagnose', 'fallback', 'fallback-close', 'frozen', 'silent', 'requests'].some(phase);
     // Quick mode runs in one browser (launched unthrottled for the idle phase) and measures
     // the idle cost of all subjects at once: it keeps the benchmark working, it does not
     // measure cleanly.
