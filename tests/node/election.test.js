@@ -281,11 +281,14 @@ describe('election (Web Locks authority)', () => {
     const elected = watch.events.find((e) => e.index === next && e.type === 'elected');
     assert.ok(elected.epoch > oldEpoch, 'a newer term');
     assert.equal(batons[next].log().filter((t) => t.to === 'candidate').pop().reason, 'lock-granted', 'the lock was given back in the handler: granted, not stolen after a suspect timeout');
-    assert.equal(watch.overlaps(), 0);
+    assert.deepEqual(leaderIndexes(handles), [next]);
     assert.ok(leaving.channels.every((c) => !c.closedByPage), 'still nothing more ran in the leaving page');
+    const deposed = () => watch.events.some((e) => e.index === first && e.type === 'deposed');
+    assert.ok(!deposed(), 'nor did its callbacks: the deposed notice waits for the later task');
 
     leaving.thaw(); // a page that lives on (the bfcache) finishes leaving in that later task
     await waitFor(() => leaving.channels.every((c) => c.closedByPage), { what: 'the dispose step ran after the handler' });
+    await waitFor(deposed, { what: 'the deposed notice in that later task' });
     assert.ok(batons[first].log().some((t) => t.to === 'stepping-down' && t.reason === 'closing'), 'its log kept the closing step');
   });
 
