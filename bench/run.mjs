@@ -7,9 +7,10 @@
 //     --quick     few trials, small N (about 90 s); does not rewrite bench/RESULTS.md unless --write
 //     --write     rewrite bench/RESULTS.md (the default without --quick)
 //     --json F    also write the raw results as JSON to F (default bench/out/results-<mode>.json)
-//     --only P    comma-separated subset of: size,throughput,startup,handover,diagnose,fallback,fallback-close,frozen,silent,idle,requests
+//     --only P    comma-separated subset of: size,throughput,startup,handover,diagnose,fallback,fallback-close,diagnose-fallback,frozen,silent,idle,requests
 //                 (silent: only Baton's silent freeze under Web Locks, a part of frozen;
-//                 fallback-close: only the close hand-overs of fallback)
+//                 fallback-close: only the close hand-overs of fallback;
+//                 diagnose-fallback: Baton's fallback close hand-overs traced, see goodbyeBreakdown)
 //                 (with --only requests, --write replaces only that section of bench/RESULTS.md)
 //     --trials N  N trials per hand-over, frozen and start-up case instead of the mode's count
 //     --tabs N    N tabs per group instead of the mode's count (requests too: the asking tab and N - 1 leaders)
@@ -196,6 +197,15 @@ async function main() {
       results.diagnose = x.close;
       results.diagnoseCrash = x.crash;
     }
+    if (only && only.has('diagnose-fallback')) {
+      const traced = FALLBACK.filter((x) => x.page.startsWith('baton')).map((x) => ({ ...x, key: `${x.key}-traced`, query: { ...x.query, trace: '1' } }));
+      const x = await handovers(bench, traced, { ...common, kinds: ['close'], trials: CONFIG.diagnoseTrials || 2, timeoutMs: 10000 });
+      results.diagnoseFallback = Object.fromEntries(traced.map((t) => [t.key, x[t.key].close]));
+      for (const [key, trials] of Object.entries(results.diagnoseFallback)) {
+        const f = (field) => ms(summarize(trials.map((t) => t[field] ?? null)).median);
+        log(`traced close ${key} (n ${trials.length}), medians: own pagehide work ${f('oldWork')}; pagehide -> goodbye heard ${f('goodbyeHeard')}; goodbye -> transaction begun ${f('goodbyeToTx')}; transaction ${f('txSpan')}; transaction complete -> leader ${f('txToLeader')}; goodbye -> leader ${f('goodbyeToLeader')}; total ${f('total')}`);
+      }
+    }
     if (phase('fallback') || (only && only.has('fallback-close'))) {
       results.fallback ??= { close: {}, crash: {} };
       const x = await handovers(bench, FALLBACK, { ...common, kinds: ['close'], trials: CONFIG.fallbackCloseTrials, timeoutMs: 10000 });
@@ -246,7 +256,7 @@ async function main() {
   const idleOpts = { ns: CONFIG.idleNs, warmupMs: CONFIG.idleWarmupMs, windowMs: CONFIG.idleWindowMs, log };
 
   try {
-    const browserPhases = ['startup', 'handover', 'diagnose', 'fallback', 'fallback-close', 'frozen', 'silent', 'requests'].some(phase);
+    const browserPhases = ['startup', 'handover', 'diagnose', 'fallback', 'fallback-close', 'diagnose-fallback', 'frozen', 'silent', 'requests'].some(phase);
     // Quick mode runs in one browser (launched unthrottled for the idle phase) and measures
     // the idle cost of all subjects at once: it keeps the benchmark working, it does not
     // measure cleanly.
