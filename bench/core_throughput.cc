@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "core/node.h"
+#include "core/election.h"
 
 using namespace baton;
 
@@ -41,13 +41,13 @@ int main(int argc, char** argv) {
   Config c;
   c.id = "follower";
   c.capabilities = {"ws.owner.v1"};
-  Node node(c);
+  Election election(c);
   Event join;
   join.kind = EventKind::join;
   join.resource = "websocket-owner";
-  node.step(join);
+  election.step(join);
   join.resource = "token-refresh";
-  node.step(join);
+  election.step(join);
   double now = 1;
   auto t1 = clock::now();
   size_t effects = 0;
@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
     now += 0.01;
     e.data = b.data();
     e.size = b.size();
-    effects += node.step(e).size();
+    effects += election.step(e).size();
   }
   double step_s = std::chrono::duration<double>(clock::now() - t1).count();
 

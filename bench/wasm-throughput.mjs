@@ -16,6 +16,8 @@ import { performance } from 'node:perf_hooks';
 import { load, Core, internals } from '../js-glue/src/core.js';
 import { createBaton } from '../js-glue/src/index.js';
 import { createBrowser } from '../js-glue/src/testing/index.js';
+import { EVENT_KIND_MESSAGE } from '../js-glue/src/constants.js';
+import { RECORD_MAGIC, RECORD_VERSION } from '../js-glue/src/boundary-constants.js';
 
 const args = process.argv.slice(2);
 const json = args.includes('--json');
@@ -82,7 +84,7 @@ export function heartbeats() {
 const POLICY = { requiredCapability: '', allowHidden: true, preferVisible: false, requiresNetwork: false, newestAppOnly: true };
 
 function follower() {
-  const core = new Core({ id: 'follower', appVersion: '0', capabilities: ['ws.owner.v1'], authority: 0, seed: 1 });
+  const core = new Core({ id: 'follower', generation: 1, appVersion: '0', capabilities: ['ws.owner.v1'], authority: 0, startMs: 0, seed: 1 });
   core.join(0, 'websocket-owner', POLICY);
   core.join(0, 'token-refresh', POLICY);
   return core;
@@ -114,7 +116,7 @@ export async function measure(n = frames) {
   const wall = Date.now();
   const records = hb.map((frame) => {
     const r = new Uint8Array(FRAME_AT + frame.length);
-    r.set([0xbb, 1, 1]);
+    r.set([RECORD_MAGIC, RECORD_VERSION, EVENT_KIND_MESSAGE]);
     new DataView(r.buffer).setFloat64(WALL_AT, wall, true);
     r[FRAME_AT - 2] = frame.length & 0xff;
     r[FRAME_AT - 1] = frame.length >> 8;

@@ -164,9 +164,6 @@ void write_lease(Writer& w, const LeaseRecord& rec) {
   w.f64(rec.takeover_ms);
 }
 
-// Policy flags of a join, one bit each.
-enum : uint8_t { kAllowHidden = 1, kPreferVisible = 2, kRequiresNetwork = 4, kNewestAppOnly = 8, kObserveOnly = 16 };
-
 bool read_event(Reader& r, Event& e) {
   if (!r.header()) return false;
   e.kind = static_cast<EventKind>(r.below(kEventKinds));
@@ -181,12 +178,13 @@ bool read_event(Reader& r, Event& e) {
     case EventKind::join: {
       e.resource = r.text<ResourceName>();
       e.policy.required_capability = r.text<Capability>();
-      uint8_t flags = r.below(32);
-      e.policy.allow_hidden = flags & kAllowHidden;
-      e.policy.prefer_visible = flags & kPreferVisible;
-      e.policy.requires_network = flags & kRequiresNetwork;
-      e.policy.newest_app_only = flags & kNewestAppOnly;
-      e.policy.observe_only = flags & kObserveOnly;
+      uint8_t flags = r.below(static_cast<uint8_t>(kLastJoinFlag) << 1);
+      auto has = [flags](JoinFlag f) { return (flags & static_cast<uint8_t>(f)) != 0; };
+      e.policy.allow_hidden = has(JoinFlag::allow_hidden);
+      e.policy.prefer_visible = has(JoinFlag::prefer_visible);
+      e.policy.requires_network = has(JoinFlag::requires_network);
+      e.policy.newest_app_only = has(JoinFlag::newest_app_only);
+      e.policy.observe_only = has(JoinFlag::observe_only);
       break;
     }
     case EventKind::leave:
@@ -291,7 +289,7 @@ bool read_config(const uint8_t* in, size_t size, Config& c) {
   c.capabilities.clear();
   for (uint8_t i = 0; i < n && r.ok(); ++i) c.capabilities.push_back(r.text<Capability>());
   c.authority = static_cast<Authority>(r.below(kAuthorities));
-  // NaN keeps the core's default (node.h); anything else must be a positive duration.
+  // NaN keeps the core's default (election.h); anything else must be a positive duration.
   for (double* ms : {&c.heartbeat_ms, &c.suspect_ms, &c.lease_ms}) {
     double v = r.f64();
     if (std::isnan(v)) continue;
@@ -308,20 +306,20 @@ int Session::step(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_ca
   Event e;
   if (!read_event(r, e)) return -1;
   effects_.clear();
-  node_.step(e, effects_);
+  election_.step(e, effects_);
 
   Writer w(out, out_cap);
   w.header();
-  w.f64(node_.next_deadline());
-  w.u8(static_cast<uint8_t>(node_.authority()));
-  w.u8(static_cast<uint8_t>(node_.degradation()));
+  w.f64(election_.next_deadline());
+  w.u8(static_cast<uint8_t>(election_.authority()));
+  w.u8(static_cast<uint8_t>(election_.degradation()));
   w.u16(effects_.size());
   for (const Effect& fx : effects_) write_effect(w, fx);
 
   // A view changes only with an effect (elected, deposed, leader-changed), a role change
   // (a new transition in the log), or an event other than a frame or a tick: otherwise
   // the glue's copies are still right, and the (costly) views are not computed.
-  uint64_t transitions = node_.log().pushed();
+  uint64_t transitions = election_.log().pushed();
   bool may_change = !effects_.empty() || (e.kind != EventKind::message && e.kind != EventKind::tick) ||
                     transitions != transitions_told_;
   transitions_told_ = transitions;
@@ -334,7 +332,7 @@ int Session::step(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_ca
   uint8_t* count = w.mark(1);
   uint8_t changed = 0;
   GrowingArray<Told> now;
-  for (const ResourceName& name : node_.resources()) now.push_back({name, node_.view(name)});
+  for (const ResourceName& name : election_.resources()) now.push_back({name, election_.view(name)});
   auto known = [](const GrowingArray<Told>& list, const ResourceName& name) {
     for (const Told& entry : list) {
       if (entry.name == name) return &entry.view;
@@ -372,7 +370,7 @@ int Session::ask(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap
       double now_ms = r.time();
       double wall_ms = r.time();
       if (!r.done()) return -1;
-      const auto& all = node_.presence().all();
+      const auto& all = election_.presence().all();
       w.u16(all.size());
       for (const auto& [id, c] : all) {
         w.str(id);
@@ -390,7 +388,7 @@ int Session::ask(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap
     }
     case Query::metrics: {
       if (!r.done()) return -1;
-      const Metrics& m = node_.metrics();
+      const Metrics& m = election_.metrics();
 #define BATON_VALUE(field, js) w.f64(static_cast<double>(m.field));
       BATON_COUNTERS(BATON_VALUE)
 #undef BATON_VALUE
@@ -399,7 +397,7 @@ int Session::ask(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap
     }
     case Query::log: {
       if (!r.done()) return -1;
-      const auto& log = node_.log();
+      const auto& log = election_.log();
       w.u16(log.size());
       for (const Transition& t : log) {
         w.f64(t.at_ms);

@@ -4,7 +4,7 @@
 // (lengths, enums, no trailing bytes); a malformed record changes nothing and answers -1.
 //
 // Every record starts with kMagic, kVersion. Integers are little-endian, numbers (times,
-// epochs) are float64, a string is a u16 byte length then UTF-8.
+// epochs) are float64, a string or a message is a u16 byte length then its bytes.
 //
 //   open   in:  config   (id, generation u32, appVersion, u8 n + capabilities, authority u8,
 //                          heartbeat, suspect, lease, start, seed: f64)
@@ -23,17 +23,20 @@
 // lease_write effect it answers with; fenced() steps fence_check and reads the
 // fence_verdict effect. Queries only read. Enums cross as their numbers; the glue names
 // them from js-glue/src/constants.js, generated from the same C++ headers
-// (tests/constants/constants_js.cc), so the wasm carries no name tables.
+// (tests/constants/constants_js.cc), so the wasm carries no name tables. The numbers of
+// this protocol (header, queries, join flags, field length) are generated there too.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
-#include "core/node.h"
+#include "core/election.h"
 
 namespace baton::boundary {
 
 constexpr uint8_t kMagic = 0xBB;
 constexpr uint8_t kVersion = 1;
+// The longest string or message a record carries: its length is a u16.
+constexpr size_t kMaxFieldBytes = UINT16_MAX;
 // Large enough for the biggest answer: presence of a full table (256 tabs with 8
 // capabilities each) is under 100 KB.
 constexpr size_t kBufferBytes = 256 * 1024;
@@ -48,6 +51,17 @@ enum class FenceQuery : uint8_t {
   admit = 0,    // resource, epoch f64 -> u8 (1: admitted)
   highest = 1,  // resource -> f64
 };
+
+// The policy of a join event (Policy in core/election.h), one bit each in one byte; a bit
+// above the last is malformed.
+enum class JoinFlag : uint8_t {
+  allow_hidden = 1,
+  prefer_visible = 2,
+  requires_network = 4,
+  newest_app_only = 8,
+  observe_only = 16,
+};
+constexpr JoinFlag kLastJoinFlag = JoinFlag::observe_only;
 
 // The counters of Query::metrics in their order: Metrics field, name in JavaScript. The
 // glue's COUNTER_NAMES (constants.js) is generated from this list.
@@ -79,8 +93,8 @@ enum class FenceQuery : uint8_t {
 // One core and what the glue was last told about its resources.
 class Session {
  public:
-  explicit Session(const Config& config) : node_(config) {}
-  Node& node() { return node_; }
+  explicit Session(const Config& config) : election_(config) {}
+  Election& election() { return election_; }
   // Steps one encoded event from `in`; writes the result into `out`. Returns its length or -1.
   int step(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap);
   // Answers one encoded query. Returns the answer's length or -1.
@@ -91,7 +105,7 @@ class Session {
     ResourceName name;
     ResourceView view;
   };
-  Node node_;
+  Election election_;
   // The step's effects, kept between steps so that their room is allocated once.
   Effects effects_;
   GrowingArray<Told> told_;

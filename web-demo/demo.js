@@ -9,7 +9,7 @@
 // Query parameters (all optional; the end-to-end tests use small timings):
 //   ns            namespace (default 'demo'): tabs of one namespace elect together
 //   id            this tab's id (default tab-xxxx)
-//   heartbeatMs, suspectMs, leaseMs   election timings
+//   heartbeatMs, suspectMs, leaseMs   election timings (default: createBaton's)
 //   silenceMs     relay: a leader whose stream says nothing this long steps down
 //   interval      SSE event interval, ms (default 1000)
 //   refreshMs     token refresh period (default 4000); prepareMs: time to "mint" one (300)
@@ -28,9 +28,10 @@ const num = (key, fallback) => {
 };
 const ns = params.get('ns') || 'demo';
 const myId = params.get('id') || `${nextTabName(ns)}-${Math.random().toString(16).slice(2, 6)}`;
-const heartbeatMs = num('heartbeatMs', 1000);
-const suspectMs = num('suspectMs', 3 * heartbeatMs);
-const leaseMs = num('leaseMs', 5000);
+// Election timings not given stay undefined: createBaton's defaults.
+const heartbeatMs = num('heartbeatMs');
+const suspectMs = num('suspectMs');
+const leaseMs = num('leaseMs');
 const silenceMs = num('silenceMs', 10000);
 const interval = num('interval', 1000);
 const refreshMs = num('refreshMs', 4000);

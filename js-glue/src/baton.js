@@ -39,7 +39,7 @@ import { namesFor } from './names.js';
 import { watchLifecycle } from './lifecycle.js';
 import { leaderState, loadTalk } from './talk-lazy.js';
 import { deposed, disposedError, EpochNotDurableError, reportError, staleOwner } from './errors.js';
-import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_LOG_CAPACITY, EVENT_KIND_ABDICATE, EVENT_KIND_LEAVE } from './constants.js';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_LOG_CAPACITY, EVENT_KIND_ABDICATE, EVENT_KIND_LEAVE, SUSPECT_HEARTBEATS } from './constants.js';
 import {
   LIMITS,
   NAMESPACE_BYTES,
@@ -119,7 +119,7 @@ function makeBaton(where, options, lockName, leaseFallback) {
   const capabilities = stringListOption(where, o, 'capabilities', { maxItems: LIMITS.capabilities, maxBytes: LIMITS.capabilityBytes });
   const id = stringOption(where, o, 'id', { maxBytes: LIMITS.idBytes }) ?? randomId();
   const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: DEFAULT_HEARTBEAT_MS, above: 0 });
-  const suspectMs = numberOption(where, o, 'suspectMs', { fallback: 3 * heartbeatMs, above: heartbeatMs });
+  const suspectMs = numberOption(where, o, 'suspectMs', { fallback: SUSPECT_HEARTBEATS * heartbeatMs, above: heartbeatMs });
   const leaseMs = numberOption(where, o, 'leaseMs', { fallback: DEFAULT_LEASE_MS, above: 0 });
   const requested = oneOfOption(where, o, 'authority', ['auto', 'web-locks', 'lease', 'broadcast'], 'auto');
   const envSource = envOption(where, o);

@@ -119,7 +119,7 @@ export const DEGRADED_NAMES = [
   'storage-failed',
 ];
 
-/** EventKind in wasm/core/node.h. */
+/** EventKind in wasm/core/election.h. */
 export const EVENT_KIND_TICK = 0;
 export const EVENT_KIND_MESSAGE = 1;
 export const EVENT_KIND_JOIN = 2;
@@ -163,7 +163,7 @@ export const EVENT_KIND_NAMES = [
   'fence-check',
 ];
 
-/** EffectKind in wasm/core/node.h. */
+/** EffectKind in wasm/core/election.h. */
 export const EFFECT_KIND_BROADCAST = 0;
 export const EFFECT_KIND_LOCK_REQUEST = 1;
 export const EFFECT_KIND_LOCK_RELEASE = 2;
@@ -187,7 +187,7 @@ export const EFFECT_KIND_NAMES = [
   'fence-verdict',
 ];
 
-/** LockMode in wasm/core/node.h. */
+/** LockMode in wasm/core/election.h. */
 export const LOCK_MODE_QUEUE = 0;
 export const LOCK_MODE_STEAL = 1;
 export const LOCK_MODE_NAMES = [
@@ -251,7 +251,7 @@ export const MAX_FRAME_BYTES = 1024; // wire::kMaxFrameBytes
 export const MAX_EPOCH = 9007199254740991; // kMaxEpoch: the largest epoch exact as a double
 export const PLAUSIBLE_EPOCH = 1099511627776; // kPlausibleEpoch: claims at or above it are forged
 
-// Config's defaults in wasm/core/node.h.
+// Config's defaults in wasm/core/election.h.
 export const DEFAULT_HEARTBEAT_MS = 1000; // heartbeat_ms
 export const DEFAULT_SUSPECT_MS = 3000; // suspect_ms
 export const DEFAULT_LEASE_MS = 5000; // lease_ms
@@ -260,4 +260,6 @@ export const DEFAULT_RANK_STAGGER_MS = 150; // rank_stagger_ms
 export const DEFAULT_TRIGGER_JITTER_MS = 10; // trigger_jitter_ms
 export const DEFAULT_BACKOFF_BASE_MS = 250; // backoff_base_ms
 export const DEFAULT_BACKOFF_MAX_MS = 10000; // backoff_max_ms
+export const DEFAULT_STORAGE_TIMEOUT_MS = 3000; // storage_timeout_ms
 export const DEFAULT_LOG_CAPACITY = 128; // kLogCapacity
+export const SUSPECT_HEARTBEATS = 3; // suspect_ms / heartbeat_ms: the suspect timeout in heartbeats

@@ -40,22 +40,21 @@ import {
   REASON_NAMES,
   ROLE_NAMES,
 } from './constants.js';
-
-/** Record header (boundary.h kMagic, kVersion). */
-const MAGIC = 0xbb;
-const VERSION = 1;
-/** Query in boundary.h. */
-const QUERY = { presence: 0, metrics: 1, log: 2 };
-/** FenceQuery in boundary.h. */
-const FENCE_QUERY = { admit: 0, highest: 1 };
-/** Policy flags of a join (boundary.cc). */
-const ALLOW_HIDDEN = 1;
-const PREFER_VISIBLE = 2;
-const REQUIRES_NETWORK = 4;
-const NEWEST_APP_ONLY = 8;
-const OBSERVE_ONLY = 16;
-/** A message longer than this cannot be encoded whole; its head is still oversized for the core. */
-const MAX_MESSAGE = 0xffff;
+import {
+  FENCE_QUERY_ADMIT,
+  FENCE_QUERY_HIGHEST,
+  JOIN_ALLOW_HIDDEN,
+  JOIN_NEWEST_APP_ONLY,
+  JOIN_OBSERVE_ONLY,
+  JOIN_PREFER_VISIBLE,
+  JOIN_REQUIRES_NETWORK,
+  QUERY_LOG,
+  QUERY_METRICS,
+  QUERY_PRESENCE,
+  RECORD_FIELD_BYTES,
+  RECORD_MAGIC,
+  RECORD_VERSION,
+} from './boundary-constants.js';
 
 /** @type {any} the Emscripten module, once loaded */
 let M = null;
@@ -160,8 +159,8 @@ function begin() {
     io = M.buffer();
   }
   pos = io;
-  heap[pos++] = MAGIC;
-  heap[pos++] = VERSION;
+  heap[pos++] = RECORD_MAGIC;
+  heap[pos++] = RECORD_VERSION;
 }
 const length = () => pos - io;
 function u8(v) {
@@ -185,13 +184,14 @@ function str(s) {
   // Strings are bounded by option validation; 3 bytes per UTF-16 unit is the worst case.
   // Never more than the length field holds: a longer string (a caller that skipped the
   // validation) is cut, and the core refuses it as over its limit, inside the buffer.
-  const { written } = encoder.encodeInto(s, heap.subarray(pos, pos + Math.min(3 * s.length, 0xffff)));
+  const { written } = encoder.encodeInto(s, heap.subarray(pos, pos + Math.min(3 * s.length, RECORD_FIELD_BYTES)));
   heap[at] = written & 0xff;
   heap[at + 1] = written >>> 8;
   pos += written;
 }
+/** A message longer than a field holds is cut; its head is still oversized for the core. */
 function bytes(b) {
-  const n = Math.min(b.length, MAX_MESSAGE);
+  const n = Math.min(b.length, RECORD_FIELD_BYTES);
   u16(n);
   heap.set(n === b.length ? b : b.subarray(0, n), pos);
   pos += n;
@@ -293,26 +293,25 @@ const NO_EFFECTS = Object.freeze([]);
 /** One tab's election core. Internal: never handed to users. Needs the core loaded. */
 export class Core {
   /**
-   * @param {object} config id, generation, appVersion, capabilities, authority (0 web-locks,
-   *   1 lease, 2 broadcast), heartbeatMs, suspectMs, leaseMs, startMs, seed; a missing
-   *   number keeps the core's default (node.h Config)
+   * @param {object} config id, generation, appVersion, capabilities, authority (AUTHORITY_*
+   *   in constants.js), startMs, seed; and heartbeatMs, suspectMs, leaseMs, each of which
+   *   keeps the core's default (election.h Config) when missing
    * @param {() => number} [wallClock] wall-clock ms; the times given to events are monotonic
    */
   constructor(config, wallClock = Date.now) {
     if (!M) throw new Error('tab-baton: the WebAssembly core is not loaded yet; await load() first');
     begin();
     str(config.id);
-    u32(config.generation ?? 1);
-    str(config.appVersion ?? '0');
-    const caps = config.capabilities ?? [];
-    u8(caps.length);
-    for (const c of caps) str(c);
-    u8(config.authority ?? 0);
+    u32(config.generation);
+    str(config.appVersion);
+    u8(config.capabilities.length);
+    for (const c of config.capabilities) str(c);
+    u8(config.authority);
     f64(config.heartbeatMs ?? NaN);
     f64(config.suspectMs ?? NaN);
     f64(config.leaseMs ?? NaN);
-    f64(config.startMs ?? 0);
-    u32((config.seed ?? 1) >>> 0);
+    f64(config.startMs);
+    u32(config.seed >>> 0);
     this.handle = M.open(length());
     /** Read beside every monotonic `now` given (see `event`). */
     this.wall = wallClock;
@@ -320,7 +319,7 @@ export class Core {
     /** @type {Map<string, object>} the latest view of each joined resource */
     this.views_ = new Map();
     this.deadline_ = Infinity;
-    this.authorityCode_ = config.authority ?? 0;
+    this.authorityCode_ = config.authority;
     /** Degraded in types.h: the latest storage failure (0: none). */
     this.degradation_ = 0;
     liveCores += 1;
@@ -436,9 +435,9 @@ export class Core {
     if (!this.event(EVENT_KIND_JOIN, now)) return NO_EFFECTS;
     str(resource);
     str(policy.requiredCapability ?? '');
-    u8((policy.allowHidden ? ALLOW_HIDDEN : 0) | (policy.preferVisible ? PREFER_VISIBLE : 0)
-      | (policy.requiresNetwork ? REQUIRES_NETWORK : 0) | (policy.newestAppOnly ? NEWEST_APP_ONLY : 0)
-      | (policy.observeOnly ? OBSERVE_ONLY : 0));
+    u8((policy.allowHidden ? JOIN_ALLOW_HIDDEN : 0) | (policy.preferVisible ? JOIN_PREFER_VISIBLE : 0)
+      | (policy.requiresNetwork ? JOIN_REQUIRES_NETWORK : 0) | (policy.newestAppOnly ? JOIN_NEWEST_APP_ONLY : 0)
+      | (policy.observeOnly ? JOIN_OBSERVE_ONLY : 0));
     return this.run();
   }
 
@@ -525,7 +524,7 @@ export class Core {
   }
 
   presence(now) {
-    if (!this.query(QUERY.presence)) return [];
+    if (!this.query(QUERY_PRESENCE)) return [];
     f64(now);
     f64(this.wall());
     answer(M.ask(this.handle, length()));
@@ -542,7 +541,7 @@ export class Core {
   }
 
   metrics() {
-    if (!this.query(QUERY.metrics)) return null;
+    if (!this.query(QUERY_METRICS)) return null;
     answer(M.ask(this.handle, length()));
     const out = {};
     for (const name of COUNTER_NAMES) out[name] = rf64();
@@ -556,7 +555,7 @@ export class Core {
   }
 
   log() {
-    if (!this.query(QUERY.log)) return [];
+    if (!this.query(QUERY_LOG)) return [];
     answer(M.ask(this.handle, length()));
     return rlist(r16(), () => ({
       at: rf64(),
@@ -615,7 +614,7 @@ export class FenceTable {
 
   /** @returns {boolean} true when `epoch` is at least the highest seen for `resource` (then it becomes the highest). */
   admit(resource, epoch) {
-    this.query(FENCE_QUERY.admit, resource);
+    this.query(FENCE_QUERY_ADMIT, resource);
     f64(epoch);
     answer(M.fenceAsk(this.handle, length()));
     return r8() === 1;
@@ -623,7 +622,7 @@ export class FenceTable {
 
   /** @returns {number} the highest epoch admitted for `resource` (0: none). */
   highest(resource) {
-    this.query(FENCE_QUERY.highest, resource);
+    this.query(FENCE_QUERY_HIGHEST, resource);
     answer(M.fenceAsk(this.handle, length()));
     return rf64();
   }

@@ -14,16 +14,17 @@
  */
 
 import { isRefusal } from './env.js';
+import { DEFAULT_STORAGE_TIMEOUT_MS } from './constants.js';
 
 const STORES = ['epochs', 'leases'];
 /**
- * The deadline of one open or transaction: below the core's own deadline for a storage
- * answer (3 s), so that a failing store is reported by the glue, with its cause, before
+ * The deadline of one open or transaction: half a second below the core's own deadline for
+ * a storage answer, so that a failing store is reported by the glue, with its cause, before
  * the core gives up on it. A busy renderer on a loaded machine can take over a second for
  * a healthy transaction; three late ones in a row end the lease mode, so the deadline
  * catches a hung store, not a slow one.
  */
-export const STORAGE_TIMEOUT_MS = 2500;
+export const STORAGE_TIMEOUT_MS = DEFAULT_STORAGE_TIMEOUT_MS - 500;
 
 export class Database {
   /**

@@ -375,8 +375,12 @@ export class Runtime {
     if (!this.core) return null;
     let effects = [];
     this.queue.push((core, now) => (effects = event(core, now)));
-    this.runQueued();
-    this.pump(); // the notices and the timer (within a pump, its loop does them)
+    // Within a pump (an app callback, an effect), its loop delivers the notices and sets
+    // the timer after; else this is the pump, so that an effect of these steps that steps
+    // again (a synchronous epoch allocation, a lock event with no lock manager) only queues
+    // its event, as everywhere else, rather than pumping in the middle of a step's effects.
+    if (this.pumping_) this.runQueued();
+    else this.pump();
     return effects.find((effect) => effect.kind === kind) ?? null;
   }
 

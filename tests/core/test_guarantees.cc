@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/node.h"
-#include "node_helpers.h"
+#include "core/election.h"
+#include "election_helpers.h"
 
 using namespace baton;
 using namespace baton::test;
@@ -22,9 +22,9 @@ Event message(double now, const wire::Frame& f, std::vector<uint8_t>& keep) {
   return e;
 }
 
-std::vector<Effect> deliver(Node& n, double now, const wire::Frame& f) {
+std::vector<Effect> deliver(Election& election, double now, const wire::Frame& f) {
   std::vector<uint8_t> bytes;
-  return n.step(message(now, f, bytes));
+  return election.step(message(now, f, bytes));
 }
 
 wire::Frame claim(const std::string& sender, const std::string& res, uint64_t epoch, uint64_t tick_seq = 1) {
@@ -34,27 +34,27 @@ wire::Frame claim(const std::string& sender, const std::string& res, uint64_t ep
   return f;
 }
 
-// Runs the node's own timer until `until`, delivering `frame` every `every_ms` between
+// Runs the election's own timer until `until`, delivering `frame` every `every_ms` between
 // ticks, the way a hostile or merely chatty tab would.
 struct Run {
   int heartbeats = 0;
   uint64_t ticks = 0;
   bool deposed = false;
 };
-Run run_with_frames(Node& n, double from, double until, const wire::Frame& frame, double every_ms) {
+Run run_with_frames(Election& election, double from, double until, const wire::Frame& frame, double every_ms) {
   Run r;
   double next_frame = from;
-  uint64_t ticks_before = n.metrics().ticks;
+  uint64_t ticks_before = election.metrics().ticks;
   for (double now = from; now < until;) {
-    double tick_at = n.next_deadline();
+    double tick_at = election.next_deadline();
     std::vector<Effect> fx;
     if (next_frame < tick_at) {
       now = next_frame;
       next_frame += every_ms;
-      fx = deliver(n, now, frame);
+      fx = deliver(election, now, frame);
     } else {
       now = tick_at;
-      fx = n.step(event(EventKind::tick, now));
+      fx = election.step(event(EventKind::tick, now));
       for (const auto& e : fx) {
         if (e.kind != EffectKind::broadcast) continue;
         wire::Frame sent;
@@ -64,14 +64,14 @@ Run run_with_frames(Node& n, double from, double until, const wire::Frame& frame
     }
     if (find(fx, EffectKind::deposed)) r.deposed = true;
   }
-  r.ticks = n.metrics().ticks - ticks_before;
+  r.ticks = election.metrics().ticks - ticks_before;
   return r;
 }
 
 }  // namespace
 
 TEST_CASE("liveness: frames answered from a message handler never postpone the leader's own timer") {
-  Node a(config("a"));
+  Election a(config("a"));
   lead(a, "ws", 0, 3);
   wire::Frame ask = peer_frame("b", wire::Kind::abdicate_request);
   ask.subject = "ws";
@@ -88,7 +88,7 @@ TEST_CASE("liveness: frames answered from a message handler never postpone the l
 TEST_CASE("liveness mutation: a handler that postpones the timer starves the leader") {
   Config c = config("a");
   c.mutations.answer_postpones_tick = true;
-  Node a(c);
+  Election a(c);
   lead(a, "ws", 0, 3);
   wire::Frame ask = peer_frame("b", wire::Kind::abdicate_request);
   ask.subject = "ws";
@@ -98,7 +98,7 @@ TEST_CASE("liveness mutation: a handler that postpones the timer starves the lea
 }
 
 TEST_CASE("liveness: stale claims and replays are answered at a bounded rate") {
-  Node a(config("a"));
+  Election a(config("a"));
   lead(a, "ws", 0, 5);
   uint64_t sent_before = a.metrics().frames_sent;
   // A 20 000 frames/s burst for 100 ms of stale claims.
@@ -109,7 +109,7 @@ TEST_CASE("liveness: stale claims and replays are answered at a bounded rate") {
 
 TEST_CASE("abdicate: a visible leader ignores requests; a hidden one honours a visible asker once") {
   Config c = config("a");
-  Node a(c);
+  Election a(c);
   Event join = event(EventKind::join, 0, "ws");
   join.policy.prefer_visible = true;
   a.step(join);
@@ -150,7 +150,7 @@ TEST_CASE("abdicate: a visible leader ignores requests; a hidden one honours a v
 }
 
 TEST_CASE("claims: the plausibility bound is inclusive and applies with no epoch known") {
-  Node a(config("a"));
+  Election a(config("a"));
   a.step(event(EventKind::join, 0, "ws"));
   deliver(a, 10, claim("m", "ws", uint64_t{1} << 40));
   CHECK(a.metrics().dropped_forged_epoch == 1);
@@ -163,7 +163,7 @@ TEST_CASE("claims: the plausibility bound is inclusive and applies with no epoch
 }
 
 TEST_CASE("claims: a claim never moves the durable floor the store is asked for") {
-  Node a(config("a"));
+  Election a(config("a"));
   a.step(event(EventKind::join, 0, "ws"));
   // A stream of claims, each within the jump bound of the last, must not ratchet.
   for (uint64_t e = 1000; e < 5000; e += 1000) deliver(a, static_cast<double>(e) / 100, claim("m", "ws", e));
@@ -181,7 +181,7 @@ TEST_CASE("claims: a claim never moves the durable floor the store is asked for"
 }
 
 TEST_CASE("claims: under Web Locks a newer claim neither deposes the holder nor wins its followers") {
-  Node a(config("a")), f(config("f"));
+  Election a(config("a")), f(config("f"));
   lead(a, "ws", 0, 4);
   f.step(event(EventKind::join, 0, "ws"));
   deliver(f, 5, claim("a", "ws", 4, 2));
@@ -203,14 +203,14 @@ TEST_CASE("claims: under Web Locks a newer claim neither deposes the holder nor 
 TEST_CASE("claims mutation: a trusting handler lets a forged claim depose the holder") {
   Config c = config("a");
   c.mutations.trust_claims = true;
-  Node a(c);
+  Election a(c);
   lead(a, "ws", 0, 4);
   auto fx = deliver(a, 100, claim("mallory", "ws", 5));
   CHECK(find(fx, EffectKind::deposed));
 }
 
 TEST_CASE("broadcast-only: a forged claim ends one term; the next starts above it") {
-  Node a(config("a", Authority::broadcast));
+  Election a(config("a", Authority::broadcast));
   a.step(event(EventKind::join, 0, "ws"));
   std::vector<Effect> fx;
   for (int i = 0; i < 5 && !find(fx, EffectKind::allocate_epoch); ++i) fx = a.step(event(EventKind::tick, a.next_deadline()));
@@ -239,7 +239,7 @@ struct ForgedCandidacy {
   bool led = false;
 };
 static ForgedCandidacy takeover_under_forged_candidacy(double forged_from) {
-  Node b(config("b", Authority::broadcast));
+  Election b(config("b", Authority::broadcast));
   b.step(event(EventKind::join, 0, "ws"));
   wire::Frame leader = claim("a", "ws", 1);
   double next_heartbeat = 100;  // the leader's last at 2100
@@ -293,7 +293,7 @@ TEST_CASE("broadcast-only: a forged candidacy delays a takeover by one suspect t
 
 // A forged stream: presence under a real id, generation 2^32-1, every 125 ms, while the real
 // tab refreshes every second. Returns how long the real tab was hidden (not generation 1).
-static double hidden_ms_under_forged_generation(Node& a, double real_from, double until) {
+static double hidden_ms_under_forged_generation(Election& a, double real_from, double until) {
   wire::Frame real = peer_frame("b");
   wire::Frame forged = peer_frame("b");
   forged.generation = UINT32_MAX;
@@ -313,7 +313,7 @@ static double hidden_ms_under_forged_generation(Node& a, double real_from, doubl
 }
 
 TEST_CASE("presence: a forged generation of a running tab is dropped, also while it keeps coming") {
-  Node a(config("a"));
+  Election a(config("a"));
   a.step(event(EventKind::join, 0, "ws"));
   CHECK(hidden_ms_under_forged_generation(a, 0, 20000) == 0);
   CHECK(a.metrics().dropped_stale_generation >= 150);
@@ -321,7 +321,7 @@ TEST_CASE("presence: a forged generation of a running tab is dropped, also while
 }
 
 TEST_CASE("presence: a forged generation heard before the real tab hides it for at most one suspect timeout") {
-  Node a(config("a"));
+  Election a(config("a"));
   a.step(event(EventKind::join, 0, "ws"));
   double hidden = hidden_ms_under_forged_generation(a, 500, 20000);
   CHECK(hidden > 0);
@@ -330,7 +330,7 @@ TEST_CASE("presence: a forged generation heard before the real tab hides it for 
 }
 
 TEST_CASE("presence: a page restored from bfcache takes its id at once") {
-  Node a(config("a"));
+  Election a(config("a"));
   wire::Frame before = peer_frame("b");
   deliver(a, 0, before);
   before.lifecycle = Lifecycle::closing;  // pagehide
@@ -345,7 +345,7 @@ TEST_CASE("presence: a page restored from bfcache takes its id at once") {
 }
 
 TEST_CASE("presence: a frame below or far above its sender's tick changes nothing") {
-  Node a(config("a"));
+  Election a(config("a"));
   wire::Frame real = peer_frame("b");
   real.tick_seq = 50;
   real.lifecycle = Lifecycle::hidden;
@@ -366,7 +366,7 @@ TEST_CASE("presence: a frame below or far above its sender's tick changes nothin
 }
 
 TEST_CASE("presence: a tab that restarted with a lower tick takes its id once the old one went quiet") {
-  Node a(config("a"));
+  Election a(config("a"));
   wire::Frame old = peer_frame("b");
   old.tick_seq = 500;
   deliver(a, 0, old);
@@ -378,7 +378,7 @@ TEST_CASE("presence: a tab that restarted with a lower tick takes its id once th
 }
 
 TEST_CASE("presence: a newer app version vetoes eligibility for at most one suspect timeout") {
-  Node a(config("a"));
+  Election a(config("a"));
   a.step(event(EventKind::join, 0, "ws"));
   wire::Frame forged = peer_frame("m");
   forged.app_version = "999";
@@ -391,7 +391,7 @@ TEST_CASE("presence: a newer app version vetoes eligibility for at most one susp
 }
 
 TEST_CASE("presence: when the veto of a newer app version ends, the tab competes again on its own timer") {
-  Node a(config("a"));
+  Election a(config("a"));
   a.step(event(EventKind::join, 0, "ws"));
   wire::Frame forged = peer_frame("m");
   forged.app_version = "999";
@@ -412,7 +412,7 @@ TEST_CASE("presence: when the veto of a newer app version ends, the tab competes
 }
 
 TEST_CASE("storage: with no store, a term starts above every term heard of; the floor does not follow claims") {
-  Node a(config("a"));
+  Election a(config("a"));
   a.step(event(EventKind::join, 0, "ws"));
   deliver(a, 10, claim("b", "ws", 7));  // the last leader's term
   auto fx = a.step(event(EventKind::lock_granted, 100, "ws"));
@@ -441,7 +441,7 @@ TEST_CASE("storage: with no store, a term starts above every term heard of; the 
 }
 
 TEST_CASE("storage: a hung store's made-up term also starts above every term heard of") {
-  Node a(config("a"));
+  Election a(config("a"));
   a.step(event(EventKind::join, 0, "ws"));
   deliver(a, 10, claim("b", "ws", 7));
   a.step(event(EventKind::lock_granted, 100, "ws"));
@@ -457,7 +457,7 @@ TEST_CASE("storage: a hung store's made-up term also starts above every term hea
 }
 
 TEST_CASE("storage: an answer below an epoch this tab used is a regressed store") {
-  Node a(config("a"));
+  Election a(config("a"));
   lead(a, "ws", 0, 7);
   a.step(event(EventKind::abdicate, 10, "ws"));
   a.step(event(EventKind::tick, 1500));  // after the backoff: queues for the lock again
@@ -476,7 +476,7 @@ TEST_CASE("storage: an answer below an epoch this tab used is a regressed store"
 }
 
 TEST_CASE("storage: a hung store degrades the term instead of wedging the lock holder") {
-  Node a(config("a"));
+  Election a(config("a"));
   a.step(event(EventKind::join, 0, "ws"));
   a.step(event(EventKind::lock_granted, 1, "ws"));
   REQUIRE(a.view("ws").role == Role::candidate);
@@ -503,7 +503,7 @@ TEST_CASE("storage: a hung store degrades the term instead of wedging the lock h
 }
 
 TEST_CASE("storage: a hung lease transaction counts as a storage failure") {
-  Node a(config("a", Authority::lease));
+  Election a(config("a", Authority::lease));
   auto fx = a.step(event(EventKind::join, 0, "sync"));
   REQUIRE(find(fx, EffectKind::lease_try));
   a.step(event(EventKind::tick, a.config().storage_timeout_ms + 1));
@@ -513,7 +513,7 @@ TEST_CASE("storage: a hung lease transaction counts as a storage failure") {
 }
 
 TEST_CASE("liveness: a frame handled when the heartbeat is due leaves the heartbeat to the timer") {
-  Node a(config("a"));
+  Election a(config("a"));
   lead(a, "ws", 0, 3);
   auto heartbeats = [](const std::vector<Effect>& fx) {
     std::vector<uint64_t> seqs;
@@ -545,7 +545,7 @@ TEST_CASE("liveness: a frame handled when the heartbeat is due leaves the heartb
 }
 
 TEST_CASE("storage: the late answer of a timed-out lease transaction does not start a term") {
-  Node a(config("a", Authority::lease));
+  Election a(config("a", Authority::lease));
   a.step(event(EventKind::join, 0, "sync"));
   Event result = event(EventKind::lease_result, 2, "sync");
   result.lease = lease_read(a, "sync", LeaseRecord{}, 1, 1);
@@ -577,7 +577,7 @@ TEST_CASE("storage: the late answer of a timed-out lease transaction does not st
 }
 
 TEST_CASE("broadcast-only: an epoch answer that outlived a freeze is asked again") {
-  Node a(config("a", Authority::broadcast));
+  Election a(config("a", Authority::broadcast));
   a.step(event(EventKind::join, 0, "ws"));
   std::vector<Effect> fx;
   for (int i = 0; i < 5 && !find(fx, EffectKind::allocate_epoch); ++i) fx = a.step(event(EventKind::tick, a.next_deadline()));

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "core/node.h"
-#include "node_helpers.h"
+#include "core/election.h"
+#include "election_helpers.h"
 
 using namespace baton;
 using namespace baton::test;
@@ -24,13 +24,13 @@ LeaseRecord record(const std::string& owner, uint64_t epoch, double written_ms) 
   return rec;
 }
 
-// Node `id` leads "ws" under the lease with the record its first transaction wrote at `now`.
-LeaseRecord lease_lead(Node& n, double now) {
-  n.step(event(EventKind::join, now, "ws"));
-  LeaseRecord rec = lease_read(n, "ws", LeaseRecord{}, now, now);
+// Election `id` leads "ws" under the lease with the record its first transaction wrote at `now`.
+LeaseRecord lease_lead(Election& election, double now) {
+  election.step(event(EventKind::join, now, "ws"));
+  LeaseRecord rec = lease_read(election, "ws", LeaseRecord{}, now, now);
   Event result = event(EventKind::lease_result, now + 1, "ws");
   result.lease = rec;
-  REQUIRE(find(n.step(result), EffectKind::elected));
+  REQUIRE(find(election.step(result), EffectKind::elected));
   return rec;
 }
 
@@ -43,7 +43,7 @@ size_t count(const std::vector<Effect>& fx, EffectKind kind) {
 }  // namespace
 
 TEST_CASE("lease: a record not renewed by its takeover time is taken over by compare-and-set, above its epoch") {
-  Node b(config("b", Authority::lease));
+  Election b(config("b", Authority::lease));
   b.step(event(EventKind::join, 0, "ws"));
   LeaseRecord theirs = record("a", 4, 0);
   CHECK(!lease_read(b, "ws", theirs, 2999, 2999).present);  // renewed in time, as far as b knows
@@ -56,7 +56,7 @@ TEST_CASE("lease: a record not renewed by its takeover time is taken over by com
 }
 
 TEST_CASE("lease: the read is answered in its own step, by that step's clocks, and nothing else is done") {
-  Node b(config("b", Authority::lease));
+  Election b(config("b", Authority::lease));
   REQUIRE(find(b.step(event(EventKind::join, 0, "ws")), EffectKind::lease_try));
   // The read comes when the try's storage timeout is due, with the wall clock 100 s ahead:
   // the record of "a" (written at wall 0) is past its takeover time by this reading.
@@ -76,12 +76,12 @@ TEST_CASE("lease: the read is answered in its own step, by that step's clocks, a
   CHECK(b.metrics().elections == elections);
   CHECK(b.next_deadline() == due);
   // Without a transaction in flight there is nothing to decide: the answer writes nothing.
-  Node c(config("c", Authority::lease));
+  Election c(config("c", Authority::lease));
   CHECK(c.step(read).empty());
 }
 
 TEST_CASE("lease: disposed, a tab still answers the read of its renewal in flight, with the release") {
-  Node a(config("a", Authority::lease));
+  Election a(config("a", Authority::lease));
   LeaseRecord rec = lease_lead(a, 0);
   double renew_at = a.next_deadline();
   std::vector<Effect> fx;
@@ -100,7 +100,7 @@ TEST_CASE("lease: disposed, a tab still answers the read of its renewal in fligh
 }
 
 TEST_CASE("lease: a leader's term ends when others may take its record over, not when it expires") {
-  Node a(config("a", Authority::lease));
+  Election a(config("a", Authority::lease));
   LeaseRecord rec = lease_lead(a, 0);
   ResourceView v = a.view("ws");
   REQUIRE(v.role == Role::leader);
@@ -108,13 +108,13 @@ TEST_CASE("lease: a leader's term ends when others may take its record over, not
   CHECK(v.valid_until_ms <= rec.takeover_ms);
   CHECK(v.valid_until_ms < rec.expires_ms);
   // Under Web Locks the lock decides: no such end.
-  Node w(config("w", Authority::web_locks));
+  Election w(config("w", Authority::web_locks));
   lead(w, "ws", 0, 3);
   CHECK(w.view("ws").valid_until_ms == kNever);
 }
 
 TEST_CASE("lease: a leader whose timers stopped starts no transaction from a message and hands over at the takeover time") {
-  Node a(config("a", Authority::lease));
+  Election a(config("a", Authority::lease));
   LeaseRecord rec = lease_lead(a, 0);
   std::vector<uint8_t> presence = wire::encode(peer_frame("b", wire::Kind::presence));
   // Frozen without warning after its first heartbeat: no tick any more, messages still come.
@@ -135,7 +135,7 @@ TEST_CASE("lease: a leader whose timers stopped starts no transaction from a mes
 }
 
 TEST_CASE("lease: a running leader renews on its timer before anyone may take over") {
-  Node a(config("a", Authority::lease));
+  Election a(config("a", Authority::lease));
   LeaseRecord rec = lease_lead(a, 0);
   std::vector<Effect> fx;
   double now = 0;
@@ -151,7 +151,7 @@ TEST_CASE("lease: a running leader renews on its timer before anyone may take ov
 }
 
 TEST_CASE("lease: a goodbye gives up the record of the term it ends, not a later one") {
-  Node b(config("b", Authority::lease));
+  Election b(config("b", Authority::lease));
   b.step(event(EventKind::join, 0, "ws"));
   Event result = event(EventKind::lease_result, 1, "ws");
   result.lease = record("a", 4, 0);
@@ -175,9 +175,9 @@ TEST_CASE("lease: a goodbye gives up the record of the term it ends, not a later
 }
 
 TEST_CASE("lease: a goodbye in the holder's name that it did not send hands nothing over") {
-  Node a(config("a", Authority::lease));
+  Election a(config("a", Authority::lease));
   LeaseRecord rec = lease_lead(a, 0);
-  Node b(config("b", Authority::lease));
+  Election b(config("b", Authority::lease));
   b.step(event(EventKind::join, 0, "ws"));
   Event result = event(EventKind::lease_result, 1, "ws");
   result.lease = rec;
@@ -212,7 +212,7 @@ TEST_CASE("lease: an owner whose heartbeats keep coming is not taken over before
   // b's first acquisition is in flight; the record it will read: takeover time 3000, expiry 5000.
   Config slow_store = config("b", Authority::lease);
   slow_store.storage_timeout_ms = 10000;  // still in flight when the record expires
-  Node b(slow_store);
+  Election b(slow_store);
   b.step(event(EventKind::join, 0, "ws"));
   uint64_t tick = 1;
   auto heartbeat = [&](double now) {
@@ -227,7 +227,7 @@ TEST_CASE("lease: an owner whose heartbeats keep coming is not taken over before
   CHECK(lease_read(b, "ws", record("a", 4, 0), 5000, 5000).present);  // expired
 
   // Heartbeats stop after 1000: silent for the suspect timeout and past its takeover time.
-  Node c(config("c", Authority::lease));
+  Election c(config("c", Authority::lease));
   c.step(event(EventKind::join, 0, "ws"));
   tick = 1;
   for (double now = 0; now <= 1000; now += 1000) {
@@ -242,7 +242,7 @@ TEST_CASE("lease: an owner whose heartbeats keep coming is not taken over before
 }
 
 TEST_CASE("lease: a renewal still in flight at the takeover time leaves the term in doubt until it commits") {
-  Node a(config("a", Authority::lease));
+  Election a(config("a", Authority::lease));
   LeaseRecord rec = lease_lead(a, 0);
   ResourceView v = a.view("ws");
   double valid_until = v.valid_until_ms;
@@ -275,7 +275,7 @@ TEST_CASE("lease: a renewal still in flight at the takeover time leaves the term
   CHECK(v.valid_until_ms == renewal_started + 3000);
 
   // A renewal that never commits ends the term by the time the record would expire.
-  Node b(config("b", Authority::lease));
+  Election b(config("b", Authority::lease));
   LeaseRecord theirs = lease_lead(b, 0);
   bool deposed = false;
   for (int i = 0; i < 50 && !deposed; ++i) {
@@ -288,7 +288,7 @@ TEST_CASE("lease: a renewal still in flight at the takeover time leaves the term
 }
 
 TEST_CASE("lease: a closing page releases a valid term's record unread, and one in doubt not at all") {
-  Node a(config("a", Authority::lease));
+  Election a(config("a", Authority::lease));
   LeaseRecord mine = lease_lead(a, 0);
   Event closing = event(EventKind::lifecycle, 500);
   closing.lifecycle = Lifecycle::closing;
@@ -309,7 +309,7 @@ TEST_CASE("lease: a closing page releases a valid term's record unread, and one 
 
   // Past the time others may take its record over (the term is in doubt), the record may be
   // another tab's: nothing is written.
-  Node b(config("b", Authority::lease));
+  Election b(config("b", Authority::lease));
   lease_lead(b, 0);
   closing.now_ms = b.view("ws").valid_until_ms;
   closing.wall_ms = b.view("ws").valid_until_ms;
@@ -319,7 +319,7 @@ TEST_CASE("lease: a closing page releases a valid term's record unread, and one 
   CHECK(count(fx, EffectKind::lease_write) == 0);
 
   // Stepping down while the page stays: the record is released, read first as usual.
-  Node c(config("c", Authority::lease));
+  Election c(config("c", Authority::lease));
   lease_lead(c, 0);
   fx = c.step(event(EventKind::abdicate, 500, "ws"));
   REQUIRE(count(fx, EffectKind::lease_try) == 1);

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/node.h"
-#include "node_helpers.h"
+#include "core/election.h"
+#include "election_helpers.h"
 
 using namespace baton;
 using namespace baton::test;
@@ -26,34 +26,34 @@ struct Refreshes {
 // `tabs - 2` other followers that refresh every 50 s. Counted over `window_ms` after a
 // minute of settling.
 Refreshes idle_follower(int tabs, double window_ms) {
-  Node n(config("f", Authority::broadcast));
-  n.step(event(EventKind::join, 0, "ws"));
+  Election follower(config("f", Authority::broadcast));
+  follower.step(event(EventKind::join, 0, "ws"));
   Refreshes r;
   double now = 1, heartbeat_at = 2, peers_at = 1;
   uint64_t leader_tick = 1, peer_tick = 0;
   auto run = [&](double until, bool counted) {
     while (now < until) {
-      if (peers_at <= std::min(heartbeat_at, n.next_deadline())) {
+      if (peers_at <= std::min(heartbeat_at, follower.next_deadline())) {
         now = peers_at;
         peers_at += 50000;
         ++peer_tick;
         for (int i = 0; i < tabs - 2; ++i) {
           wire::Frame peer = peer_frame("p" + std::to_string(i), wire::Kind::presence, peer_tick);
           peer.refresh_ms = 60000;
-          n.step(message(now, wire::encode(peer)));
+          follower.step(message(now, wire::encode(peer)));
         }
         continue;
       }
-      if (heartbeat_at <= n.next_deadline()) {
+      if (heartbeat_at <= follower.next_deadline()) {
         now = heartbeat_at;
         heartbeat_at += 1000;
         wire::Frame hb = peer_frame("leader", wire::Kind::heartbeat, ++leader_tick);
         hb.claims = {{"ws", 1}};
-        n.step(message(now, wire::encode(hb)));
+        follower.step(message(now, wire::encode(hb)));
         continue;
       }
-      now = n.next_deadline();
-      for (const auto& e : n.step(event(EventKind::tick, now))) {
+      now = follower.next_deadline();
+      for (const auto& e : follower.step(event(EventKind::tick, now))) {
         wire::Frame f;
         if (e.kind != EffectKind::broadcast) continue;
         REQUIRE(wire::decode(e.bytes.data(), e.bytes.size(), f) == wire::DecodeError::ok);
@@ -64,10 +64,10 @@ Refreshes idle_follower(int tabs, double window_ms) {
     }
   };
   run(60000, false);
-  uint64_t ticks_before = n.metrics().ticks;
+  uint64_t ticks_before = follower.metrics().ticks;
   run(60000 + window_ms, true);
-  r.ticks = n.metrics().ticks - ticks_before;
-  r.role = n.view("ws").role;
+  r.ticks = follower.metrics().ticks - ticks_before;
+  r.role = follower.view("ws").role;
   return r;
 }
 

@@ -118,7 +118,7 @@ DecodeError decode_bytes(const Bytes& b) {
   return decode_copy(b, f);
 }
 
-// What the node counts as dropped_malformed (everything but ok, oversized, foreign).
+// What the election counts as dropped_malformed (everything but ok, oversized, foreign).
 bool is_malformed(DecodeError e) {
   return e != DecodeError::ok && e != DecodeError::oversized && e != DecodeError::foreign_version;
 }

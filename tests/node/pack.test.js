@@ -1,10 +1,12 @@
 // `npm pack` of js-glue gives an installable tarball with the built wasm inside: it is
-// installed into an empty scratch project (offline: the package has no dependencies),
-// imported and run there in plain Node.
+// installed into an empty scratch project, imported and run there in plain Node. The
+// install is offline, so the package's dependencies are packed from the copies the lock
+// file installed here and installed beside it: a fresh machine's npm cache holds their
+// tarballs but not the registry metadata that resolving a version range needs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -111,7 +113,12 @@ test('npm pack -> install into an empty project -> import and run in Node', { ti
     const project = path.join(scratch, 'project');
     run('mkdir', ['-p', project], scratch);
     writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'scratch', private: true, type: 'module' }));
-    run('npm', ['install', tarball, '--offline', '--no-audit', '--no-fund'], project);
+    const dependencies = Object.keys(JSON.parse(readFileSync(path.join(pkgDir, 'package.json'), 'utf8')).dependencies ?? {});
+    const packedDependencies = dependencies.map((name) => {
+      const [dep] = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', scratch, path.join(root, 'node_modules', name)], scratch));
+      return path.join(scratch, dep.filename);
+    });
+    run('npm', ['install', ...packedDependencies, tarball, '--offline', '--no-audit', '--no-fund'], project);
     writeFileSync(path.join(project, 'main.js'), SCRIPT);
     writeFileSync(path.join(project, 'main.cjs'), CJS_SCRIPT);
     const out = JSON.parse(run(process.execPath, ['main.js'], project).trim().split('\n').pop());

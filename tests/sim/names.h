@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "core/node.h"
+#include "core/election.h"
 #include "core/wire.h"
 
 namespace baton {

@@ -77,7 +77,7 @@ void World::schedule(Scheduled s) {
 
 void World::schedule_timer(Tab& t) {
   if (t.state != TabState::running) return;
-  double deadline = t.node->next_deadline();
+  double deadline = t.election->next_deadline();
   ++t.timer_token;
   if (deadline == kNever) return;
   // Like setTimeout: a relative delay on the monotonic clock, which the deadline is in.
@@ -299,12 +299,12 @@ int World::open_tab(const TabSpec& spec) {
   c.id = t->id;
   c.authority = opt_.authority;
   c.start_ms = wall_now();
-  // From the seed and the tab alone, so that a replayed scenario seeds the same node.
+  // From the seed and the tab alone, so that a replayed scenario seeds the same election.
   c.seed = Random(opt_.seed * 0x2545F4914F6CDD1Dull + static_cast<uint64_t>(t->index)).next();
   for (const std::string& cap : spec.capabilities) c.capabilities.push_back(cap);
   c.app_version = spec.app_version;
   c.mutations = opt_.mutations;
-  t->node = std::make_unique<Node>(c);
+  t->election = std::make_unique<Election>(c);
   t->app_version = spec.app_version;
   Tab& tab = *t;
   tabs_.push_back(std::move(t));
@@ -363,7 +363,7 @@ void World::deliver(Tab& t, const Event& in) {
   e.now_ms = mono_now(t);
   e.wall_ms = wall_now();
   if (trace_ && e.kind != EventKind::tick && e.kind != EventKind::message) trace_tab(t, "<- " + describe(e));
-  std::vector<Effect> effects = t.node->step(e);
+  std::vector<Effect> effects = t.election->step(e);
   if (trace_) trace_roles(t);
   apply(t, effects);
   schedule_timer(t);
@@ -374,7 +374,7 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
     if (trace_) {
       std::string what = describe(fx);
       if (fx.kind == EffectKind::leader_changed) {
-        ResourceView v = t.node->view(fx.resource);
+        ResourceView v = t.election->view(fx.resource);
         what += v.leader.empty() ? " none" : " " + v.leader + " epoch " + std::to_string(v.leader_epoch);
       }
       if (!what.empty()) trace_tab(t, "-> " + what);
@@ -434,7 +434,7 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
 void World::guarded_effects(Tab& t) {
   if (t.state != TabState::running) return;
   for (const auto& res : resources_) {
-    ResourceView v = t.node->view(res);
+    ResourceView v = t.election->view(res);
     if (v.role != Role::leader) continue;
     if (v.degraded != Degraded::none) continue;  // fenced() refuses: the epoch may repeat
     bool accepted = !opt_.fence || receiver_.admit(res, v.epoch) == FenceVerdict::accepted;
@@ -461,7 +461,7 @@ void World::allocate_epoch(Tab& t, const Effect& fx) {
   const std::string res = fx.resource.str();
   uint64_t& stored = epoch_store_[res];
   uint64_t& issued = epoch_issued_[res];
-  if (fx.epoch > issued && t.node->authority() != Authority::broadcast) {
+  if (fx.epoch > issued && t.election->authority() != Authority::broadcast) {
     violation("durable floor: " + t.id + " asked the store for an epoch above " + std::to_string(fx.epoch) + " of " +
               res + ", but no epoch above " + std::to_string(issued) + " was ever used (a frame moved the floor)");
   }
@@ -571,7 +571,7 @@ bool World::caused_by_world(const Tab& t, const Effect& fx) const {
     case Reason::storage_failed: return store_failed(t);
     // Broadcast-only has no authority: a claim of a newer term ends this one (README).
     case Reason::newer_epoch:
-    case Reason::conflict: return t.node->authority() == Authority::broadcast;
+    case Reason::conflict: return t.election->authority() == Authority::broadcast;
     default: return false;  // stalled: a healthy leader's timer runs; the rest end no term
   }
 }
@@ -624,7 +624,7 @@ void World::note_sender(Tab& t, const Scheduled& delivery) {
   if (wire::decode(delivery.bytes.data(), delivery.bytes.size(), f) != wire::DecodeError::ok) return;
   // A full presence table drops the frames of senders it does not know: this tab has not
   // heard of this one yet (a flood of made-up ids filled it), and hears of it later.
-  const Presence& table = t.node->presence();
+  const Presence& table = t.election->presence();
   if (!table.find(f.sender) && table.size() >= Presence::kMaxCandidates) return;
   Sighting& seen = t.sightings[f.sender.str()];
   if (clock_ms_ - seen.progress_ms >= timings().suspect_ms) {
@@ -652,7 +652,7 @@ void World::hostile_frame() {
   for (const auto& t : tabs_) {
     if (!alive(static_cast<int>(t->state))) continue;
     open.push_back(t.get());
-    ResourceView v = t->node->view(res);
+    ResourceView v = t->election->view(res);
     top = std::max({top, v.epoch, v.leader_epoch});
     if (v.role == Role::leader) leader = t->id;
   }
@@ -932,7 +932,7 @@ LeaseRecord World::read_lease(Tab& t, const std::string& res, const LeaseRecord&
   LeaseRecord write;
   lease_answer_ = &write;
   // An answer does no due work, so the timer stands (as the glue keeps its own).
-  apply(t, t.node->step(e));
+  apply(t, t.election->step(e));
   lease_answer_ = nullptr;
   return write;
 }
@@ -1197,11 +1197,11 @@ void World::trace(const std::string& line) { trace_(format("%9.2f ", clock_ms_) 
 
 void World::trace_tab(const Tab& t, const std::string& what) { trace(t.id + " " + what); }
 
-// One line per role change of each joined resource, with the reason the node gives.
+// One line per role change of each joined resource, with the reason the election gives.
 void World::trace_roles(Tab& t) {
   for (const auto& res : resources_) {
-    if (!t.node->joined(res) && !t.roles.count(res)) continue;
-    ResourceView v = t.node->view(res);
+    if (!t.election->joined(res) && !t.roles.count(res)) continue;
+    ResourceView v = t.election->view(res);
     Role& last = t.roles[res];
     if (v.role == last) continue;
     std::string line = res + ": " + to_string(last) + " -> " + to_string(v.role) + " (" + to_string(v.reason) + ")";
@@ -1256,7 +1256,7 @@ std::string World::describe(const LeaseRecord& rec) const {
 
 bool World::holds_authority(const Tab& t, const std::string& res) const {
   // A tab whose lease storage failed has fallen back to broadcast-only by itself.
-  switch (t.node->authority()) {
+  switch (t.election->authority()) {
     case Authority::web_locks: {
       auto it = locks_.find(res);
       return it != locks_.end() && it->second.holder.tab == t.index;
@@ -1267,10 +1267,10 @@ bool World::holds_authority(const Tab& t, const std::string& res) const {
     }
     case Authority::broadcast: {
       // No authority but the epoch: the running leader with the newest term holds it.
-      uint64_t mine = t.node->view(res).epoch;
+      uint64_t mine = t.election->view(res).epoch;
       for (const auto& o : tabs_) {
         if (o->index == t.index || o->state != TabState::running) continue;
-        ResourceView v = o->node->view(res);
+        ResourceView v = o->election->view(res);
         if (v.role == Role::leader && v.epoch > mine) return false;
       }
       return true;
@@ -1289,13 +1289,13 @@ void World::check(double now) {
         stale_since_.erase(key);  // a frozen tab cannot act; its window restarts at thaw
         continue;
       }
-      ResourceView view = t->node->view(res);
+      ResourceView view = t->election->view(res);
       bool leads = view.role == Role::leader;
       if (leads) leading_[t->index] = true;
       // A lease term in doubt (its renewal in flight past the takeover time) does not act.
       if (!term_valid(*t, view)) leads = false;
       // A tab whose lease storage failed runs broadcast-only, with that mode's bound.
-      Authority a = t->node->authority();
+      Authority a = t->election->authority();
       double stale_bound = a == Authority::web_locks ? 50 : a == Authority::lease ? 5000 / 3.0 + 50 : 3000 + 1000;
       bool authority = leads && holds_authority(*t, res);
       if (leads && a == Authority::lease) check_lease_term(*t, res);
@@ -1330,7 +1330,7 @@ void World::check(double now) {
   // running leader's timer must keep firing, whatever frames it handles meanwhile.
   Config defaults;
   for (auto& t : tabs_) {
-    uint64_t ticks = t->node->metrics().ticks;
+    uint64_t ticks = t->election->metrics().ticks;
     if (!leading_[t->index] || ticks != t->ticks) {
       t->ticks = ticks;
       t->timer_seen_ms = now;
@@ -1354,7 +1354,7 @@ void World::watch_takeover(const Tab& crashed) {
   if (storage_ != StorageMode::works) return;
   bool watched = false;
   for (const auto& res : resources_) {
-    if (crashed.node->view(res).role != Role::leader || !holds_authority(crashed, res)) continue;
+    if (crashed.election->view(res).role != Role::leader || !holds_authority(crashed, res)) continue;
     takeover_watch_[res] = TakeoverWatch{clock_ms_, disturbances_};
     watched = true;
   }
@@ -1382,7 +1382,7 @@ void World::check_takeover(const std::string& res, bool has_leader, double now) 
   double waited = now - crashed_ms;
   if (waited < takeover_bound_ms()) return;
   bool eligible = std::any_of(tabs_.begin(), tabs_.end(), [&res](const std::unique_ptr<Tab>& t) {
-    return t->state == TabState::running && t->node->view(res).eligible;
+    return t->state == TabState::running && t->election->view(res).eligible;
   });
   takeover_watch_.erase(it);
   if (eligible) violation("takeover bound: no leader of " + res + format(" %.1f ms after its leader crashed", waited));
@@ -1396,7 +1396,7 @@ bool World::term_valid(const Tab& t, const ResourceView& v) const {
 }
 
 void World::check_lease_term(const Tab& t, const std::string& res) {
-  ResourceView v = t.node->view(res);
+  ResourceView v = t.election->view(res);
   auto it = lease_store_.find(res);
   if (it == lease_store_.end() || !term_valid(t, v) || it->second.epoch <= v.epoch) return;
   // Two crossing transactions of this tab (one had timed out): its next result switches terms.

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "core/fence.h"
-#include "core/node.h"
+#include "core/election.h"
 #include "core/random.h"
 #include "core/wire.h"
 #include "names.h"
@@ -146,7 +146,7 @@ class World {
 
   // What the interpreter prints.
   double now_ms() const { return clock_ms_; }
-  const Node& node(int tab) const { return *tabs_[tab]->node; }
+  const Election& election(int tab) const { return *tabs_[tab]->election; }
   const std::string& name(int tab) const { return tabs_[tab]->id; }
   const char* tab_state(int tab) const;
   size_t tab_count() const { return tabs_.size(); }
@@ -173,7 +173,7 @@ class World {
     uint64_t instance = 0;  // unique per tab lifetime (ids may repeat across runs, not here)
     double mono_origin_ms = 0;  // simulated time its monotonic clock reads 0
     std::string id;
-    std::unique_ptr<Node> node;
+    std::unique_ptr<Election> election;
     TabState state = TabState::running;
     bool announced_freeze = false;  // the glue saw `freeze` before the tab stopped
     bool visible = true;
@@ -185,7 +185,7 @@ class World {
     // page announces its freeze; the abort count tells an aborted one when it comes due.
     std::map<std::string, int> leases_in_flight;
     uint64_t lease_aborts = 0;
-    uint64_t ticks = 0;            // the node's tick count when last checked
+    uint64_t ticks = 0;            // the election's tick count when last checked
     double timer_seen_ms = 0;      // when its timer last ran while leading (or it led nothing)
     // What the world did to this tab that may rightly end its term (see on_deposed).
     std::string app_version;

@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "authority.h"
-#include "node_internal.h"
+#include "election_internal.h"
 
 namespace baton {
 namespace {
@@ -35,20 +35,20 @@ bool same_record(const LeaseRecord& a, const LeaseRecord& b) {
 
 }  // namespace
 
-const Node::Lease Node::kLease{};
+const Election::Lease Election::kLease{};
 
-void Node::Lease::campaign(Node& n, Resource& r, double now, Effects& out) const {
+void Election::Lease::campaign(Election& election, Resource& r, double now, Effects& out) const {
   if (r.lease_op != LeaseOp::none) return;  // the result re-evaluates
-  if (n.defer_while_stalled(r, now)) return;
-  n.ask_hidden_leader(r, now, out);
-  const Config& c = n.config_;
+  if (election.defer_while_stalled(r, now)) return;
+  election.ask_hidden_leader(r, now, out);
+  const Config& c = election.config_;
   if (r.named_successor && now - r.named_ms >= c.suspect_ms) r.named_successor = false;
   // Backing off after a lost race must not delay the successor a goodbye named.
   if (!r.named_successor && now < r.backoff_until_ms) {
     r.wake_ms = std::min(r.wake_ms, r.backoff_until_ms);
     return;
   }
-  int pos = r.named_successor ? 0 : n.rank_position(r, now, r.leader);
+  int pos = r.named_successor ? 0 : election.rank_position(r, now, r.leader);
   if (pos < 0) return;
   // Take over by rank once another tab's record may be taken over; with none known, try
   // (the transaction tells who holds it). A successor named in a goodbye does not wait
@@ -64,53 +64,53 @@ void Node::Lease::campaign(Node& n, Resource& r, double now, Effects& out) const
     // After a goodbye (the leader known here left), by rank from then on: the successor
     // it named goes first, even where this tab's copy of the record is long overdue.
     double since = r.leader.empty() ? r.leaderless_since_ms : 0;
-    due = std::max(n.lease_takeover_due(r, r.lease), since) + pos * c.rank_stagger_ms;
+    due = std::max(election.lease_takeover_due(r, r.lease), since) + pos * c.rank_stagger_ms;
   } else {
     due = r.leaderless_since_ms + pos * c.rank_stagger_ms;
   }
-  if (now < due || n.message_step_) {
+  if (now < due || election.message_step_) {
     // A message made it due: the timer starts it, a tick away (see may_start_lease).
     r.wake_ms = std::min(r.wake_ms, std::max(now, due));
     return;
   }
-  n.set_role(r, Role::candidate, r.named_successor ? Reason::leader_goodbye : Reason::lease_acquired, now);
-  n.start_lease(r, LeaseOp::acquire, now, out);
+  election.set_role(r, Role::candidate, r.named_successor ? Reason::leader_goodbye : Reason::lease_acquired, now);
+  election.start_lease(r, LeaseOp::acquire, now, out);
 }
 
-void Node::Lease::keep(Node& n, Resource& r, double now, Effects& out) const {
+void Election::Lease::keep(Election& election, Resource& r, double now, Effects& out) const {
   // Checked even while a renewal is in flight: a hung transaction must not extend a term
   // past the lease it was granted.
   if (now >= r.lease_held_until_ms) {
-    n.step_down(r, Reason::lease_expired, now, out);
+    election.step_down(r, Reason::lease_expired, now, out);
     return;
   }
   // The wall clock jumped forward past the record's takeover time: the others may take it
   // over now, so the term is in doubt (the view says so) until a renewal writes a new one.
-  bool jumped = n.wall_ms(now) >= r.lease_valid_until_wall_ms;
+  bool jumped = election.wall_ms(now) >= r.lease_valid_until_wall_ms;
   if (r.lease_op == LeaseOp::none && (now >= r.renew_ms || jumped)) {
-    if (!n.message_step_ && n.may_start_lease(now)) {
-      n.start_lease(r, LeaseOp::renew, now, out);
-    } else if (!n.lease_term_valid(r, now) && n.timers_stalled(now)) {
+    if (!election.message_step_ && election.may_start_lease(now)) {
+      election.start_lease(r, LeaseOp::renew, now, out);
+    } else if (!election.lease_term_valid(r, now) && election.timers_stalled(now)) {
       // Frozen without warning, past the takeover time: hand over from this message
       // handler (the goodbye names a successor), since no renewal can start here.
-      n.step_down(r, Reason::stalled, now, out);
+      election.step_down(r, Reason::stalled, now, out);
       return;
     }
   }
   // Past lease_valid_until_ms with a renewal in flight, the term is in doubt: the view says
   // so (the glue reports no leader and fenced() refuses) until the renewal commits.
   double next = r.lease_held_until_ms;
-  if (r.lease_op == LeaseOp::none) next = std::min({next, r.renew_ms, n.local_ms(r.lease_valid_until_wall_ms)});
+  if (r.lease_op == LeaseOp::none) next = std::min({next, r.renew_ms, election.local_ms(r.lease_valid_until_wall_ms)});
   r.wake_ms = std::min(r.wake_ms, std::max(now, next));
 }
 
 // The lease record decides: renew now (at most once a heartbeat) and step down if it
 // names another owner.
-void Node::Lease::contest(Node& n, Resource& r, double now, Effects& out) const {
+void Election::Lease::contest(Election& election, Resource& r, double now, Effects& out) const {
   (void)out;
-  if (r.lease_op == LeaseOp::none && now - r.lease_started_ms >= n.config_.heartbeat_ms) {
+  if (r.lease_op == LeaseOp::none && now - r.lease_started_ms >= election.config_.heartbeat_ms) {
     r.renew_ms = now;
-    n.trigger(r, now, true);
+    election.trigger(r, now, true);
   }
 }
 
@@ -123,17 +123,17 @@ void Node::Lease::contest(Node& n, Resource& r, double now, Effects& out) const 
 // in the store is the one this term wrote: the release writes its expired copy without
 // reading, and the successor takes it at once. It replaces a renewal in flight, which the
 // glue's pagehide handler aborts (on_lease_aborted).
-void Node::Lease::release(Node& n, Resource& r, double now, Effects& out) const {
-  if (n.lifecycle_ == Lifecycle::closing && n.lease_term_valid(r, now)) {
-    n.start_lease(r, LeaseOp::release_unread, now, out);
+void Election::Lease::release(Election& election, Resource& r, double now, Effects& out) const {
+  if (election.lifecycle_ == Lifecycle::closing && election.lease_term_valid(r, now)) {
+    election.start_lease(r, LeaseOp::release_unread, now, out);
   } else if (r.lease_op != LeaseOp::none) {
     r.lease_op = LeaseOp::release;  // the in-flight one releases instead
-  } else if (n.may_start_lease(now) && !n.message_step_) {
-    n.start_lease(r, LeaseOp::release, now, out);
+  } else if (election.may_start_lease(now) && !election.message_step_) {
+    election.start_lease(r, LeaseOp::release, now, out);
   }
 }
 
-void Node::start_lease(Resource& r, LeaseOp op, double now, Effects& out) {
+void Election::start_lease(Resource& r, LeaseOp op, double now, Effects& out) {
   r.lease_op = op;
   r.lease_started_ms = now;
   r.wake_ms = std::min(r.wake_ms, now + config_.storage_timeout_ms);
@@ -152,7 +152,7 @@ void Node::start_lease(Resource& r, LeaseOp op, double now, Effects& out) {
 
 // Inside the transaction: the record read decides what this tab writes, by the clocks of
 // this step (read there, so the freshest).
-void Node::on_lease_read(Resource& r, const LeaseRecord& current, double now, Effects& out) {
+void Election::on_lease_read(Resource& r, const LeaseRecord& current, double now, Effects& out) {
   bool same_owner = current.present && current.owner == config_.id && current.generation == config_.generation;
   LeaseRecord rec;
   switch (r.lease_op) {
@@ -189,7 +189,7 @@ void Node::on_lease_read(Resource& r, const LeaseRecord& current, double now, Ef
 // A record's expiry is wall-clock time written by another tab, read here as monotonic time.
 // If the wall clock went back since, the record looks valid for too long: an unchanged
 // record counts as expired at most one lease duration after this tab first saw it.
-double Node::lease_expiry(const Resource& r, const LeaseRecord& rec) const {
+double Election::lease_expiry(const Resource& r, const LeaseRecord& rec) const {
   double expires = local_ms(rec.expires_ms);
   if (!same_record(rec, r.lease)) return expires;
   return std::min(expires, r.lease_seen_ms + config_.lease_ms);
@@ -201,7 +201,7 @@ double Node::lease_expiry(const Resource& r, const LeaseRecord& rec) const {
 // (on_lease_read still lets an expired record go; the campaign waits for the silence).
 // Like lease_expiry, after a backward wall clock jump an unchanged record is due at most
 // one silence span after this tab first saw it.
-double Node::lease_takeover_due(const Resource& r, const LeaseRecord& rec) const {
+double Election::lease_takeover_due(const Resource& r, const LeaseRecord& rec) const {
   double due = std::min(local_ms(rec.takeover_ms), lease_expiry(r, rec));
   if (same_record(rec, r.lease)) due = std::min(due, r.lease_seen_ms + lease_silence_ms());
   const Candidate* owner = presence_.find(rec.owner);
@@ -210,7 +210,7 @@ double Node::lease_takeover_due(const Resource& r, const LeaseRecord& rec) const
   return due;
 }
 
-bool Node::lease_takeover_allowed(const Resource& r, const LeaseRecord& rec, double now) const {
+bool Election::lease_takeover_allowed(const Resource& r, const LeaseRecord& rec, double now) const {
   if (!rec.present || rec.owner == config_.id) return false;
   // A goodbye is a promise never to renew the record of the term it ends. A later term of
   // the same tab is not given up by it. The goodbye may be forged or replayed while its
@@ -225,7 +225,7 @@ bool Node::lease_takeover_allowed(const Resource& r, const LeaseRecord& rec, dou
   return now >= lease_takeover_due(r, rec);
 }
 
-bool Node::renewed_since_goodbye(const Resource& r, const LeaseRecord& rec) const {
+bool Election::renewed_since_goodbye(const Resource& r, const LeaseRecord& rec) const {
   return local_ms(rec.takeover_ms) - lease_silence_ms() >= r.named_ms;
 }
 
@@ -234,7 +234,7 @@ bool Node::renewed_since_goodbye(const Resource& r, const LeaseRecord& rec) cons
 // which did not send it, stops acting on its term at once and renews kDisownDelayMs
 // later, so that its renewal is later than the goodbye for that tab too. Until the
 // renewal commits, the term is in doubt (the view says so), as when a renewal is late.
-void Node::disown_goodbye(const wire::Frame& f, double now) {
+void Election::disown_goodbye(const wire::Frame& f, double now) {
   if (authority_ != &kLease || f.target.empty()) return;
   for (auto& [name, r] : resources_) {
     if (r.role != Role::leader || (!f.subject.empty() && f.subject != name)) continue;
@@ -248,7 +248,7 @@ void Node::disown_goodbye(const wire::Frame& f, double now) {
 // The lease events, whichever authority is in use: a transaction may answer after the
 // lease fell back.
 
-void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effects& out) {
+void Election::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effects& out) {
   LeaseOp op = r.lease_op;
   bool own_record = rec.present && rec.owner == config_.id && rec.generation == config_.generation;
   if (op == LeaseOp::acquire && r.role == Role::candidate && own_record && rec.epoch <= r.floor_epoch) {
@@ -330,12 +330,12 @@ void Node::on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effe
 }
 
 // The glue aborted the transaction in the page's freeze or pagehide handler, after this
-// node stepped the freeze or the close: an uncommitted read-write transaction of a frozen
+// election stepped the freeze or the close: an uncommitted read-write transaction of a frozen
 // or closing page would hold the store, and no other tab could take over until it thaws or
 // is torn down. An aborted transaction wrote nothing, and the store did not fail: the
 // attempt just ends, with no backoff and nothing degraded. An unread release is never
 // aborted (it waits for nothing): the abort was of the renewal it replaced.
-void Node::on_lease_aborted(Resource& r, double now) {
+void Election::on_lease_aborted(Resource& r, double now) {
   if (r.lease_op == LeaseOp::none || r.lease_op == LeaseOp::release_unread) return;
   r.lease_op = LeaseOp::none;
   if (r.left) {
@@ -347,7 +347,7 @@ void Node::on_lease_aborted(Resource& r, double now) {
   trigger(r, now);
 }
 
-void Node::on_lease_failed(Resource& r, Degraded why, double now, Effects& out) {
+void Election::on_lease_failed(Resource& r, Degraded why, double now, Effects& out) {
   r.lease_op = LeaseOp::none;
   ++metrics_.storage_failures;
   degraded_ = why;

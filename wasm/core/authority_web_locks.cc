@@ -6,16 +6,16 @@
 #include <utility>
 
 #include "authority.h"
-#include "node_internal.h"
+#include "election_internal.h"
 
 namespace baton {
 
 using detail::make;
 
-const Node::WebLocks Node::kWebLocks{};
+const Election::WebLocks Election::kWebLocks{};
 
-void Node::WebLocks::campaign(Node& n, Resource& r, double now, Effects& out) const {
-  if (n.defer_while_stalled(r, now)) return;
+void Election::WebLocks::campaign(Election& election, Resource& r, double now, Effects& out) const {
+  if (election.defer_while_stalled(r, now)) return;
   if (now < r.backoff_until_ms) {
     r.wake_ms = std::min(r.wake_ms, r.backoff_until_ms);
     return;
@@ -25,12 +25,12 @@ void Node::WebLocks::campaign(Node& n, Resource& r, double now, Effects& out) co
     out.push_back(make(EffectKind::lock_request, r.name, LockMode::queue));
     r.lock = LockState::queued;
     r.queued_ms = now;
-    ++n.metrics_.lock_requests;
+    ++election.metrics_.lock_requests;
   }
   if (r.stealing) return;
 
-  const Candidate* leader = r.leader.empty() ? nullptr : n.presence_.find(r.leader);
-  int pos = n.rank_position(r, now, r.leader);
+  const Candidate* leader = r.leader.empty() ? nullptr : election.presence_.find(r.leader);
+  int pos = election.rank_position(r, now, r.leader);
   if (pos < 0) return;
   // A hidden leader is replaced at once by the best visible tab, but only once it showed
   // progress since this tab began to follow it: one frame (a replay of a leader long
@@ -39,15 +39,15 @@ void Node::WebLocks::campaign(Node& n, Resource& r, double now, Effects& out) co
   // crashed, or lost it), and that claim is not trusted before the leader falls silent.
   bool hidden_leader = leader && leader->lifecycle == Lifecycle::hidden &&
                        leader->last_progress_ms > std::max(r.leader_since_ms, r.newer_claim_ms);
-  if (hidden_leader && r.policy.prefer_visible && n.lifecycle_ == Lifecycle::active && pos == 0) {
-    n.steal(r, out);
+  if (hidden_leader && r.policy.prefer_visible && election.lifecycle_ == Lifecycle::active && pos == 0) {
+    election.steal(r, out);
     return;
   }
   // Replace a leader that stopped making progress: ask first, then steal. With no leader
   // known (it said goodbye, or none was heard yet), the lock queue gets a full suspect
   // timeout to hand over before anyone steals.
-  const Config& c = n.config_;
-  double last_progress = leader ? std::max(n.leader_progress_ms(r), r.queued_ms) : n.waiting_since_ms(r);
+  const Config& c = election.config_;
+  double last_progress = leader ? std::max(election.leader_progress_ms(r), r.queued_ms) : election.waiting_since_ms(r);
   double steal_after = last_progress + c.suspect_ms + pos * c.rank_stagger_ms;
   // The silent leader this tab asked to abdicate stopped claiming after the ask: it
   // answered with a goodbye (its message handler gave the lock to the head of the queue),
@@ -60,7 +60,7 @@ void Node::WebLocks::campaign(Node& n, Resource& r, double now, Effects& out) co
   if (stopped_after_ask) steal_after = std::min(steal_after, r.abdicate_asked_ms);
   if (r.steal_announced_ms >= 0) {
     // Another tab announced its steal: it takes the grace, then up to the storage timeout
-    // to start its term (see Node::note_steal_announced).
+    // to start its term (see Election::note_steal_announced).
     double stealer_due = r.steal_announced_ms + c.steal_grace_ms + c.storage_timeout_ms + c.heartbeat_ms;
     steal_after = std::max(steal_after, stealer_due + pos * c.rank_stagger_ms);
   }
@@ -71,11 +71,11 @@ void Node::WebLocks::campaign(Node& n, Resource& r, double now, Effects& out) co
   }
   if (r.abdicate_asked_ms < 0) {
     if (leader) {
-      wire::Frame req = n.frame(wire::Kind::abdicate_request);
+      wire::Frame req = election.frame(wire::Kind::abdicate_request);
       req.subject = r.name;
       req.target = r.leader;
-      n.send(std::move(req), out);
-      ++n.metrics_.abdicate_requests_sent;
+      election.send(std::move(req), out);
+      ++election.metrics_.abdicate_requests_sent;
     }
     r.abdicate_asked_ms = now;
   }
@@ -84,27 +84,27 @@ void Node::WebLocks::campaign(Node& n, Resource& r, double now, Effects& out) co
     r.wake_ms = std::min(r.wake_ms, steal_at);
     return;
   }
-  n.steal(r, out);
+  election.steal(r, out);
 }
 
 // The lock decides: a thawed leader whose lock was stolen hears lock_lost. A leader whose
 // own timers stalled steps down without waiting for it.
-void Node::WebLocks::contest(Node& n, Resource& r, double now, Effects& out) const {
-  if (n.timers_stalled(now)) n.step_down(r, Reason::stalled, now, out, false);
+void Election::WebLocks::contest(Election& election, Resource& r, double now, Effects& out) const {
+  if (election.timers_stalled(now)) election.step_down(r, Reason::stalled, now, out, false);
 }
 
-void Node::WebLocks::release(Node& n, Resource& r, double now, Effects& out) const {
+void Election::WebLocks::release(Election& election, Resource& r, double now, Effects& out) const {
   (void)now;
-  n.release_lock(r, out);
+  election.release_lock(r, out);
 }
 
-void Node::release_lock(Resource& r, Effects& out) {
+void Election::release_lock(Resource& r, Effects& out) {
   if (r.lock == LockState::none) return;
   out.push_back(make(EffectKind::lock_release, r.name));
   r.lock = LockState::none;
 }
 
-void Node::steal(Resource& r, Effects& out) {
+void Election::steal(Resource& r, Effects& out) {
   out.push_back(make(EffectKind::lock_request, r.name, LockMode::steal));
   r.lock = LockState::queued;
   r.stealing = true;
@@ -115,7 +115,7 @@ void Node::steal(Resource& r, Effects& out) {
 
 // The lock events, whichever authority is in use.
 
-void Node::on_lock_granted(Resource& r, double now, Effects& out) {
+void Election::on_lock_granted(Resource& r, double now, Effects& out) {
   if (r.lock != LockState::queued || r.left) {
     // A grant we no longer want (released or superseded meanwhile): give it back.
     out.push_back(make(EffectKind::lock_release, r.name));
@@ -127,7 +127,7 @@ void Node::on_lock_granted(Resource& r, double now, Effects& out) {
   request_epoch(r, now, out);
 }
 
-void Node::on_lock_lost(Resource& r, double now, Effects& out) {
+void Election::on_lock_lost(Resource& r, double now, Effects& out) {
   r.lock = LockState::none;
   r.stealing = false;
   if (r.role == Role::leader || r.role == Role::candidate) {
@@ -137,7 +137,7 @@ void Node::on_lock_lost(Resource& r, double now, Effects& out) {
   trigger(r, now);
 }
 
-void Node::on_lock_unavailable(Resource& r, double now) {
+void Election::on_lock_unavailable(Resource& r, double now) {
   if (r.lock != LockState::queued) return;
   r.lock = LockState::none;
   r.stealing = false;  // a refused steal may be tried again after the backoff

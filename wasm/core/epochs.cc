@@ -1,11 +1,11 @@
 // Where a term's epoch comes from, and what happens when storage cannot vouch for it:
 // the epoch counter (Web Locks, broadcast-only), its answer or its silence, the lease
 // store's failures, and the degraded terms that follow. The lease record's own epoch is
-// decided in Node::on_lease_read (authority_lease.cc).
+// decided in Election::on_lease_read (authority_lease.cc).
 #include <algorithm>
 
 #include "authority.h"
-#include "node_internal.h"
+#include "election_internal.h"
 
 namespace baton {
 namespace {
@@ -16,7 +16,7 @@ using detail::make;
 
 // Asks the durable counter for the next epoch above the confirmed floor. Claims are
 // hints that must not reach the store, or one forged frame would move the floor for good.
-void Node::request_epoch(Resource& r, double now, Effects& out) {
+void Election::request_epoch(Resource& r, double now, Effects& out) {
   Effect alloc = make(EffectKind::allocate_epoch, r.name);
   alloc.epoch = config_.mutations.trust_claims ? r.max_epoch : r.floor_epoch;
   out.push_back(std::move(alloc));
@@ -25,7 +25,7 @@ void Node::request_epoch(Resource& r, double now, Effects& out) {
   r.wake_ms = std::min(r.wake_ms, now + config_.storage_timeout_ms);
 }
 
-void Node::check_storage_timeouts(Resource& r, double now, Effects& out) {
+void Election::check_storage_timeouts(Resource& r, double now, Effects& out) {
   if (r.allocating) {
     double due = r.allocating_since_ms + config_.storage_timeout_ms;
     if (now < due) {
@@ -48,7 +48,7 @@ void Node::check_storage_timeouts(Resource& r, double now, Effects& out) {
 }
 
 
-void Node::on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double now, Effects& out) {
+void Election::on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double now, Effects& out) {
   if (!r.allocating) return;  // nothing was asked (or it timed out): not an answer to us
   r.allocating = false;
   if (r.role != Role::candidate) return;  // the attempt ended meanwhile
@@ -88,7 +88,7 @@ void Node::on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double 
   finish_candidacy(r, std::max(epoch, r.floor_epoch + 1), why, now, out);
 }
 
-void Node::finish_candidacy(Resource& r, uint64_t epoch, Degraded degraded, double now, Effects& out) {
+void Election::finish_candidacy(Resource& r, uint64_t epoch, Degraded degraded, double now, Effects& out) {
   r.reallocated = false;
   // The epoch this tab stands behind becomes its confirmed floor. An epoch no store vouched
   // for (no answer, or one from a copy) would otherwise repeat the last leader's whenever

@@ -21,7 +21,7 @@
 
 namespace baton {
 
-// Room for N objects of T, none constructed up front: a node's table of 256 tabs costs
+// Room for N objects of T, none constructed up front: an election's table of 256 tabs costs
 // nothing (no constructor, no page touched) until tabs arrive. T is plain data, moved
 // with memmove.
 template <typename T, size_t N>

@@ -1,8 +1,8 @@
 // The frames this tab sends: its presence, the terms it holds, and when it sends them.
 #include <algorithm>
 
-#include "node.h"
-#include "node_internal.h"
+#include "election.h"
+#include "election_internal.h"
 
 namespace baton {
 
@@ -10,7 +10,7 @@ using detail::kMaxRefreshHeartbeats;
 using detail::kQuietFromTabs;
 using detail::make;
 
-wire::Frame Node::frame(wire::Kind kind) const {
+wire::Frame Election::frame(wire::Kind kind) const {
   wire::Frame f;
   f.kind = kind;
   f.sender = config_.id;
@@ -29,14 +29,14 @@ wire::Frame Node::frame(wire::Kind kind) const {
   return f;
 }
 
-void Node::send(wire::Frame f, Effects& out) {
+void Election::send(wire::Frame f, Effects& out) {
   ++metrics_.frames_sent;
   Effect e = make(EffectKind::broadcast, "");
   e.bytes = wire::encode(f);
   out.push_back(e);
 }
 
-void Node::send_heartbeat(double now, Effects& out) {
+void Election::send_heartbeat(double now, Effects& out) {
   send(frame(wire::Kind::heartbeat), out);
   heartbeat_due_ms_ = now + config_.heartbeat_ms;
   presence_due_ms_ = now + refresh_ms();
@@ -53,7 +53,7 @@ void Node::send_heartbeat(double now, Effects& out) {
 // how long one frame keeps an entry alive in the others' tables. A follower's entry expires
 // after the interval it announced (Presence::liveness), so a crashed follower is noticed
 // later among many tabs.
-double Node::refresh_ms() const {
+double Election::refresh_ms() const {
   if (leads_anything() || claiming()) return config_.heartbeat_ms;
   double tabs = static_cast<double>(presence_.size() + 1);
   double heartbeats = std::max(tabs, tabs * tabs / kQuietFromTabs);
@@ -61,12 +61,12 @@ double Node::refresh_ms() const {
 }
 
 // A broadcast-only candidate repeats its claim twice per claim window, so that the others
-// wait for it while it lives and not much longer (Node::claimant_due_ms). It promises no
+// wait for it while it lives and not much longer (Election::claimant_due_ms). It promises no
 // such interval: the others' table would drop it soon after a late frame of it, and take
 // it for a new tab when it speaks again (a newer app version's veto would start over).
-double Node::presence_every_ms() const { return claiming() ? claim_window_ms() / 2 : refresh_ms(); }
+double Election::presence_every_ms() const { return claiming() ? claim_window_ms() / 2 : refresh_ms(); }
 
-bool Node::leads_anything() const {
+bool Election::leads_anything() const {
   return std::any_of(resources_.begin(), resources_.end(),
                      [](const auto& entry) { return entry.value.role == Role::leader; });
 }

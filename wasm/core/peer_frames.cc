@@ -14,7 +14,7 @@ namespace {
 // Measuring the jump from the confirmed floor, not from other claims, stops a stream of
 // claims from ratcheting.
 constexpr uint64_t kMaxEpochJump = uint64_t{1} << 20;
-// Answers to frames (see Node::answer) are sent at most this often per heartbeat.
+// Answers to frames (see Election::answer) are sent at most this often per heartbeat.
 constexpr double kAnswersPerHeartbeat = 10;
 
 }  // namespace
@@ -24,7 +24,7 @@ constexpr double kAnswersPerHeartbeat = 10;
 // Broadcast-only has no authority, so there the newest claim decides: a forged claim can
 // end the current term, and the next term starts above it (at most kMaxEpochJump above
 // the floor), so the damage is that one term. The README's security model states this.
-void Node::on_claim(const wire::Frame& f, const wire::Claim& c, double now, Effects& out) {
+void Election::on_claim(const wire::Frame& f, const wire::Claim& c, double now, Effects& out) {
   Resource* found = resources_.find(c.resource);
   if (!found || found->left) return;
   Resource& r = *found;
@@ -57,7 +57,7 @@ void Node::on_claim(const wire::Frame& f, const wire::Claim& c, double now, Effe
 // out (claimant_due_ms). Its progress extends its time up to one suspect timeout after it
 // was first heard, never further, also after it ran out, so that one sender's stream of
 // announcements delays a takeover by one suspect timeout; only another id starts another wait.
-void Node::note_claimant(Resource& r, std::string_view id, bool named, double now) {
+void Election::note_claimant(Resource& r, std::string_view id, bool named, double now) {
   if (r.claimant != id) {
     bool expired = now >= claimant_due_ms(r);
     if (!r.claimant.empty() && !expired) return;
@@ -71,14 +71,14 @@ void Node::note_claimant(Resource& r, std::string_view id, bool named, double no
   else r.claimant_heard = true;
 }
 
-bool Node::claimant_preferred(const Resource& r, double now) const {
+bool Election::claimant_preferred(const Resource& r, double now) const {
   if (r.claimant.empty() || now >= claimant_due_ms(r)) return false;
   if (r.claimant_named) return true;
   const Candidate* rival = presence_.find(r.claimant);
   return rival && ranks_before(view_of(*rival, now), self_view(), r.name, wall_ms(now));
 }
 
-void Node::leader_hears_claim(Resource& r, const wire::Frame& f, const wire::Claim& c, double now, Effects& out) {
+void Election::leader_hears_claim(Resource& r, const wire::Frame& f, const wire::Claim& c, double now, Effects& out) {
   bool newer = c.epoch > r.epoch;
   bool same = c.epoch == r.epoch;
   if (!newer && !same) {
@@ -111,7 +111,7 @@ void Node::leader_hears_claim(Resource& r, const wire::Frame& f, const wire::Cla
 // before it takes the authority from a healthy holder. A new leader must show progress
 // within the suspect timeout: a replayed claim of a tab long silent or gone, adopted, would
 // be found silent at once, and its lock stolen from whoever holds it.
-void Node::follower_hears_claim(Resource& r, const wire::Frame& f, const wire::Claim& c, double now, Effects& out) {
+void Election::follower_hears_claim(Resource& r, const wire::Frame& f, const wire::Claim& c, double now, Effects& out) {
   bool progressing = now - presence_.last_progress_ms(f.sender, -kNever) < config_.suspect_ms;
   bool adopt = f.sender == r.leader && c.epoch >= r.leader_epoch;
   if (!adopt && progressing) {
@@ -122,7 +122,7 @@ void Node::follower_hears_claim(Resource& r, const wire::Frame& f, const wire::C
   else if (progressing && c.epoch > r.leader_epoch) r.newer_claim_ms = now;
 }
 
-bool Node::claim_wins(const Resource& r, const wire::Frame& f, const wire::Claim& c, double now) const {
+bool Election::claim_wins(const Resource& r, const wire::Frame& f, const wire::Claim& c, double now) const {
   if (c.epoch != r.leader_epoch) return c.epoch > r.leader_epoch;
   const Candidate* rival = presence_.find(f.sender);
   const Candidate* known = presence_.find(r.leader);
@@ -130,7 +130,7 @@ bool Node::claim_wins(const Resource& r, const wire::Frame& f, const wire::Claim
   return !known || ranks_before(view_of(*rival, now), view_of(*known, now), r.name, wall_ms(now));
 }
 
-void Node::on_goodbye(const wire::Frame& f, double now, Effects& out) {
+void Election::on_goodbye(const wire::Frame& f, double now, Effects& out) {
   for (auto& [name, r] : resources_) {
     if (!f.subject.empty() && f.subject != name) continue;
     if (f.target == config_.id) {
@@ -157,7 +157,7 @@ void Node::on_goodbye(const wire::Frame& f, double now, Effects& out) {
 // visible, alive, eligible tab, at most once per suspect timeout per resource (a visible
 // tab asks for every resource it prefers at once, so a limit per asker would honour only
 // the first of them). Otherwise the answer shows that this tab still leads.
-void Node::on_abdicate_request(const wire::Frame& f, double now, Effects& out) {
+void Election::on_abdicate_request(const wire::Frame& f, double now, Effects& out) {
   if (f.target != config_.id) {
     note_steal_announced(f, now);
     return;
@@ -188,7 +188,7 @@ void Node::on_abdicate_request(const wire::Frame& f, double now, Effects& out) {
 // one, and no tab became leader. The others hold back for the time the stealer needs
 // (WebLocks::campaign). Noted once per leader, and only while that leader is silent here
 // too, so that a forged request delays a takeover once, by a bounded time.
-void Node::note_steal_announced(const wire::Frame& f, double now) {
+void Election::note_steal_announced(const wire::Frame& f, double now) {
   Resource* found = resources_.find(f.subject);
   if (!found || authority_->kind() != Authority::web_locks) return;
   Resource& r = *found;
@@ -198,14 +198,14 @@ void Node::note_steal_announced(const wire::Frame& f, double now) {
   trigger(r, now);
 }
 
-bool Node::visible_asker_may_take_over(const Resource& r, std::string_view asker_id, double now) const {
+bool Election::visible_asker_may_take_over(const Resource& r, std::string_view asker_id, double now) const {
   if (!r.policy.prefer_visible || lifecycle_ != Lifecycle::hidden) return false;
   const Candidate* asker = presence_.find(asker_id);
   if (!asker || asker->lifecycle != Lifecycle::active) return false;
   return is_eligible(view_of(*asker, now), r.policy, r.name, newest_app_version(r, now));
 }
 
-void Node::answer(double now, Effects& out) {
+void Election::answer(double now, Effects& out) {
   if (now - last_answer_ms_ < config_.heartbeat_ms / kAnswersPerHeartbeat) return;
   last_answer_ms_ = now;
   if (config_.mutations.answer_postpones_tick) {

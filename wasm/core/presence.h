@@ -7,7 +7,7 @@
 // one suspect timeout even when they keep coming; a frame older than the newest one of its
 // sender (a replay, or a forgery with a lower tick) changes nothing, unless such frames
 // keep rising (a real tab a forger leapt ahead of; see observe); a made-up newer app
-// version vetoes eligibility for at most one suspect timeout unless its tab leads (Node);
+// version vetoes eligibility for at most one suspect timeout unless its tab leads (Election);
 // the table holds at most kMaxCandidates senders. The limit: frames carry no secret, so a
 // sender that keeps forging a real tab's id and generation with a rising tick sequence
 // makes that id look alive, as it wishes, for as long as it keeps sending. Under Web

@@ -3,16 +3,16 @@
 
 #include <algorithm>
 
-#include "node.h"
+#include "election.h"
 
 namespace baton {
 
-CandidateView Node::self_view() const {
+CandidateView Election::self_view() const {
   return {config_.id, lifecycle_, Liveness::alive, &config_.capabilities, config_.app_version, config_.start_ms,
           online_};
 }
 
-CandidateView Node::view_of(const Candidate& c, double now) const {
+CandidateView Election::view_of(const Candidate& c, double now) const {
   return {c.id, c.lifecycle, Presence::liveness(c, now), &c.capabilities, c.app_version,
           static_cast<double>(c.start_ms), true};
 }
@@ -21,7 +21,7 @@ CandidateView Node::view_of(const Candidate& c, double now) const {
 // timeout after it first appeared (time to take over), once its own timer showed progress
 // (a real tab's next refresh). A made-up version therefore vetoes nothing with one frame,
 // and eligibility for at most one suspect timeout per sender with a stream of them.
-Version Node::newest_app_version(const Resource& r, double now) const {
+Version Election::newest_app_version(const Resource& r, double now) const {
   Version newest = config_.app_version;
   for (const auto& [id, c] : presence_.all()) {
     bool bounded = !config_.mutations.trust_versions;
@@ -34,11 +34,11 @@ Version Node::newest_app_version(const Resource& r, double now) const {
   return newest;
 }
 
-bool Node::self_eligible(const Resource& r, double now) const {
+bool Election::self_eligible(const Resource& r, double now) const {
   return !r.policy.observe_only && is_eligible(self_view(), r.policy, r.name, newest_app_version(r, now));
 }
 
-Reason Node::why_not_eligible(const Resource& r, double now) const {
+Reason Election::why_not_eligible(const Resource& r, double now) const {
   if (lifecycle_ == Lifecycle::frozen) return Reason::frozen;
   if (lifecycle_ == Lifecycle::closing) return Reason::closing;
   if (!r.policy.allow_hidden && lifecycle_ == Lifecycle::hidden) return Reason::hidden;
@@ -49,7 +49,7 @@ Reason Node::why_not_eligible(const Resource& r, double now) const {
   return Reason::not_eligible;
 }
 
-int Node::rank_position(const Resource& r, double now, std::string_view except, std::string_view also_except) const {
+int Election::rank_position(const Resource& r, double now, std::string_view except, std::string_view also_except) const {
   Version newest = newest_app_version(r, now);
   CandidateView self = self_view();
   if (r.policy.observe_only || !is_eligible(self, r.policy, r.name, newest)) return -1;
@@ -65,7 +65,7 @@ int Node::rank_position(const Resource& r, double now, std::string_view except, 
 // The tab a goodbye names. Followers refresh rarely (see refresh_ms()), so one that is
 // merely late (suspect) is still named when no alive one is eligible: if it is really
 // gone, the others take over by rank as without a goodbye.
-TabId Node::best_successor(const Resource& r, double now) const {
+TabId Election::best_successor(const Resource& r, double now) const {
   Version newest = newest_app_version(r, now);
   for (Liveness accept : {Liveness::alive, Liveness::suspect}) {
     const Candidate* best = nullptr;
@@ -85,7 +85,7 @@ TabId Node::best_successor(const Resource& r, double now) const {
   return TabId();
 }
 
-bool Node::leader_silent(const Resource& r, double now, double limit) const {
+bool Election::leader_silent(const Resource& r, double now, double limit) const {
   return now - leader_progress_ms(r) >= limit;  // the same boundary BroadcastOnly::campaign uses
 }
 
@@ -96,7 +96,7 @@ bool Node::leader_silent(const Resource& r, double now, double limit) const {
 // resource): hearing of it does not restart the wait this tab was in. It gets as long from
 // then as a leader that showed progress counts as alive (1.5 heartbeats, Presence::liveness),
 // in which a leader whose timer runs heartbeats again.
-double Node::leader_progress_ms(const Resource& r) const {
+double Election::leader_progress_ms(const Resource& r) const {
   const Candidate* c = presence_.find(r.leader);
   if (!c) return presence_.last_progress_ms(r.leader, r.leader_since_ms);
   if (c->progressed) return c->last_progress_ms;
@@ -104,6 +104,6 @@ double Node::leader_progress_ms(const Resource& r) const {
   return std::min(c->last_progress_ms, std::max(waiting_since_ms(r), heard));
 }
 
-double Node::waiting_since_ms(const Resource& r) const { return std::max(r.queued_ms, r.leaderless_since_ms); }
+double Election::waiting_since_ms(const Resource& r) const { return std::max(r.queued_ms, r.leaderless_since_ms); }
 
 }  // namespace baton

@@ -21,7 +21,7 @@ import { randomId, resolveEnv, supportOf } from '../env.js';
 import { LIMITS, booleanOption, envOption, numberOption, optionsObject, stringOption } from '../options.js';
 import { registerCompat, singleElection } from './shared.js';
 import { reportError } from '../errors.js';
-import { DEFAULT_HEARTBEAT_MS } from '../constants.js';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_SUSPECT_MS, SUSPECT_HEARTBEATS } from '../constants.js';
 
 const CREATE_OPTIONS = ['channel', 'id', 'heartbeatMs', 'takeoverMs', '_forceFallback', 'env'];
 
@@ -35,7 +35,7 @@ function create(opts) {
   const channel = stringOption(where, o, 'channel', { required: true });
   const id = stringOption(where, o, 'id', { maxBytes: LIMITS.idBytes }) ?? randomId();
   const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: DEFAULT_HEARTBEAT_MS, above: 0 });
-  const takeoverMs = numberOption(where, o, 'takeoverMs', { fallback: Math.max(3000, 3 * heartbeatMs), above: heartbeatMs });
+  const takeoverMs = numberOption(where, o, 'takeoverMs', { fallback: Math.max(DEFAULT_SUSPECT_MS, SUSPECT_HEARTBEATS * heartbeatMs), above: heartbeatMs });
   const forceFallback = booleanOption(where, o, '_forceFallback', false);
   const env = envOption(where, o);
 

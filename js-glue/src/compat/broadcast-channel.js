@@ -31,6 +31,7 @@ import { holdProcessOpen } from '../env.js';
 import { ready, whenLoaded } from '../core.js';
 import { LIMITS, envOption, numberOption, oneOfOption, optionsObject, stringOption } from '../options.js';
 import { registerCompat, singleElection } from './shared.js';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_SUSPECT_MS, SUSPECT_HEARTBEATS } from '../constants.js';
 
 const OPTIONS = ['fallbackInterval', 'responseTime', 'heartbeatMs', 'authority', 'env', 'id'];
 const DUPLICATE_REASONS = new Set(['conflict', 'newer-epoch', 'lock-lost', 'lease-lost', 'stalled']);
@@ -99,8 +100,8 @@ export function createLeaderElection(channel, options) {
   // Each default follows the other when only one is given, as createBaton's suspectMs does.
   const givenInterval = numberOption(where, o, 'fallbackInterval', { fallback: undefined, above: 0 });
   numberOption(where, o, 'responseTime', { fallback: undefined, above: 0 });
-  const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: Math.min(1000, (givenInterval ?? 3000) / 3), above: 0 });
-  const suspectMs = givenInterval ?? Math.max(3000, 3 * heartbeatMs);
+  const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: Math.min(DEFAULT_HEARTBEAT_MS, (givenInterval ?? DEFAULT_SUSPECT_MS) / SUSPECT_HEARTBEATS), above: 0 });
+  const suspectMs = givenInterval ?? Math.max(DEFAULT_SUSPECT_MS, SUSPECT_HEARTBEATS * heartbeatMs);
   if (heartbeatMs >= suspectMs) throw new TypeError(`${where}: option "heartbeatMs" must be less than "fallbackInterval"`);
   const authority = oneOfOption(where, o, 'authority', ['auto', 'web-locks', 'lease', 'broadcast'], undefined);
   const id = stringOption(where, o, 'id', { maxBytes: LIMITS.idBytes });

@@ -294,16 +294,16 @@ void Interpreter::print_state(const Command& c) {
   for (size_t i = 0; i < w.tab_count(); ++i) {
     int t = static_cast<int>(i);
     if (!c.args.empty() && std::find(c.args.begin(), c.args.end(), w.name(t)) == c.args.end()) continue;
-    const Node& n = w.node(t);
+    const Election& election = w.election(t);
     std::string head = w.name(t) + " (" + w.tab_state(t);
-    if (n.authority() != options_.authority) head += std::string(", ") + to_string(n.authority());
-    if (n.degraded()) head += ", degraded";
+    if (election.authority() != options_.authority) head += std::string(", ") + to_string(election.authority());
+    if (election.degraded()) head += ", degraded";
     head += ")";
     bool any = false;
     for (const auto& res : w.resources()) {
-      if (!n.joined(res)) continue;
+      if (!election.joined(res)) continue;
       any = true;
-      ResourceView v = n.view(res);
+      ResourceView v = election.view(res);
       std::string line = head + " " + res + ": " + to_string(v.role) + " (" + to_string(v.reason) + ")";
       if (v.role == Role::leader) line += " epoch " + std::to_string(v.epoch);
       line += v.leader.empty() ? ", no leader known" : ", leader " + v.leader + " epoch " + std::to_string(v.leader_epoch);
@@ -317,7 +317,7 @@ void Interpreter::print_state(const Command& c) {
 // metrics NAME: the counters that are not zero, by name.
 void Interpreter::print_metrics(const Command& c) {
   if (c.args.size() != 1) fail("metrics NAME");
-  const Metrics& m = world().node(tab(c.args[0])).metrics();
+  const Metrics& m = world().election(tab(c.args[0])).metrics();
   const std::pair<const char*, uint64_t> counters[] = {
       {"frames-sent", m.frames_sent},
       {"frames-received", m.frames_received},

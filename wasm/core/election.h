@@ -1,21 +1,22 @@
-// The election core for one tab: a sans-IO state machine with a single entry point.
+// Election: one tab's election for all the resources it joins, the core's sans-IO state
+// machine with a single entry point.
 //
-//   effects = node.step(event)   // event carries both clocks; effects say what to do
-//   node.next_deadline()         // when to send the next `tick` (monotonic)
+//   effects = election.step(event)   // event carries both clocks; effects say what to do
+//   election.next_deadline()         // when to send the next `tick` (monotonic)
 //
 // Two clocks: every local deadline and duration (timers, suspect and grace waits, rate
 // limits, how long ago another tab was heard) is monotonic time, which no clock jump
 // moves; wall time is read only where a time is shared with other tabs (the lease
 // record's expiry and takeover time in IndexedDB, the start time that ranks tabs by age),
-// and turned into monotonic time at the step that reads it (Node::local_ms).
+// and turned into monotonic time at the step that reads it (Election::local_ms).
 //
-// The node never reads a clock, never draws global randomness and never performs I/O.
+// The election never reads a clock, never draws global randomness and never performs I/O.
 // The glue (browser) or the simulation (tests) turns effects into calls to Web Locks,
 // BroadcastChannel and storage, and reports what happened back as events.
 //
-// Node's implementation is split by concern: node.cc (dispatch and the per-role steps,
-// how terms begin and end), authority.h with one file per authority (how the right to
-// lead is asked for, kept and given back), peer_frames.cc (trust in other tabs' frames,
+// Election's implementation is split by concern: election.cc (dispatch and the per-role
+// steps, how terms begin and end), authority.h with one file per authority (how the right
+// to lead is asked for, kept and given back), peer_frames.cc (trust in other tabs' frames,
 // answers), epochs.cc (where a term's epoch comes from, storage faults, degraded terms),
 // ranking.cc (who may and who should lead), own_frames.cc (what this tab sends).
 #pragma once
@@ -54,7 +55,7 @@ struct Config {
   uint32_t generation = 1;            // bumped by the glue when a page is restored from bfcache
   Version app_version = "0";
   Capabilities capabilities;
-  Authority authority = Authority::web_locks;  // to start with; see Node::authority()
+  Authority authority = Authority::web_locks;  // to start with; see Election::authority()
   double heartbeat_ms = 1000;         // leader heartbeat and presence cadence
   double suspect_ms = 3000;           // leader without progress this long is replaced (takeoverMs)
   double lease_ms = 5000;             // IndexedDB lease duration (renewed every min(suspect, lease) / 2)
@@ -82,7 +83,7 @@ struct LeaseRecord {
   double expires_ms = 0;
   // From then on the owner counts as silent: another tab may take the record over by
   // compare-and-set. The owner renews before it, and never acts as leader after it
-  // without a newer record (see Node::lease_term_span).
+  // without a newer record (see Election::lease_term_span).
   double takeover_ms = 0;
 };
 
@@ -197,9 +198,9 @@ struct ResourceView {
 constexpr size_t kLogCapacity = 128;
 using TransitionLog = Ring<Transition, kLogCapacity>;
 
-class Node {
+class Election {
  public:
-  explicit Node(Config config);
+  explicit Election(Config config);
 
   // Steps one event; appends the effects to `out`.
   void step(const Event& event, Effects& out);
@@ -434,7 +435,7 @@ class Node {
   bool may_start_lease(double now) const {
     return lifecycle_ != Lifecycle::frozen && lifecycle_ != Lifecycle::closing && !timers_stalled(now);
   }
-  // True when the tick this node asked for is overdue by more than half the suspect
+  // True when the tick this election asked for is overdue by more than half the suspect
   // timeout (at least a heartbeat): its timers are stopped (frozen) or throttled hard.
   // A follower asks a silent leader to abdicate a full suspect timeout after its last
   // progress, so a frozen leader is sure to see itself stalled by then. Such a tab still

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/node.h"
-#include "node_helpers.h"
+#include "core/election.h"
+#include "election_helpers.h"
 
 using namespace baton;
 using namespace baton::test;
@@ -33,11 +33,11 @@ std::vector<uint8_t> last_broadcast(const std::vector<Effect>& fx) {
   return {};
 }
 
-// Takes a Web Locks node from nothing to leader of `res` with `epoch`.
+// Takes a Web Locks election from nothing to leader of `res` with `epoch`.
 }  // namespace
 
 TEST_CASE("a frozen leader's replies carry no progress, so they do not stop the steal") {
-  Node a(config("a")), b(config("b"));
+  Election a(config("a")), b(config("b"));
   auto afx = lead(a, "ws", 0, 3);
   b.step(event(EventKind::join, 0, "ws"));
   b.step(message(3, last_broadcast(afx)));
@@ -56,7 +56,7 @@ TEST_CASE("a frozen leader's replies carry no progress, so they do not stop the 
 }
 
 TEST_CASE("broadcast-only: an epoch answer below a term claimed meanwhile is allocated again") {
-  Node a(config("a", Authority::broadcast));
+  Election a(config("a", Authority::broadcast));
   a.step(event(EventKind::join, 0, "ws"));
   // Broadcast-only waits a heartbeat to hear a leader, then takes over.
   std::vector<Effect> fx;
@@ -86,7 +86,7 @@ TEST_CASE("broadcast-only: an epoch answer below a term claimed meanwhile is all
 }
 
 TEST_CASE("fence_check: the tab's fence answers in the step, from the newest term it saw; no term is refused") {
-  Node a(config("a"));
+  Election a(config("a"));
   lead(a, "ws", 0, 5);
   auto check = [&a](std::string_view resource, uint64_t epoch) {
     Event e = event(EventKind::fence_check, 10, resource);
@@ -115,7 +115,7 @@ TEST_CASE("fence_check: the tab's fence answers in the step, from the newest ter
 }
 
 TEST_CASE("lease: decide acquires with epoch + 1, respects a valid owner, renews, releases") {
-  Node a(config("a", Authority::lease));
+  Election a(config("a", Authority::lease));
   auto fx = a.step(event(EventKind::join, 0, "sync"));
   REQUIRE(find(fx, EffectKind::lease_try));
   CHECK(a.view("sync").role == Role::candidate);
@@ -173,7 +173,7 @@ TEST_CASE("lease: decide acquires with epoch + 1, respects a valid owner, renews
 }
 
 TEST_CASE("triggers are coalesced into fewer evaluations") {
-  Node a(config("a"));
+  Election a(config("a"));
   a.step(event(EventKind::join, 0, "ws"));
   for (int i = 0; i < 20; ++i) {
     wire::Frame f;
@@ -190,7 +190,7 @@ TEST_CASE("triggers are coalesced into fewer evaluations") {
 }
 
 TEST_CASE("the transition log is bounded and records reasons") {
-  Node a(config("a"));
+  Election a(config("a"));
   // Terms until the ring has wrapped. Each starts with a tick, as a live tab's timer
   // runs: a tab whose timer is overdue counts as stalled and asks for no lock until its
   // next tick (defer_while_stalled). The bound stops the loop if terms stop coming.
@@ -208,8 +208,8 @@ TEST_CASE("the transition log is bounded and records reasons") {
   for (size_t i = 1; i < a.log().size(); ++i) CHECK(a.log()[i - 1].at_ms <= a.log()[i].at_ms);
 }
 
-TEST_CASE("dispose says goodbye, releases everything, and ends the node") {
-  Node a(config("a"));
+TEST_CASE("dispose says goodbye, releases everything, and ends the election") {
+  Election a(config("a"));
   lead(a, "ws", 0, 1);
   a.step(event(EventKind::join, 3, "sync"));
   auto fx = a.step(event(EventKind::dispose, 10));
@@ -229,7 +229,7 @@ namespace {
 // Two broadcast-only tabs on one channel, run millisecond by millisecond: frames reach the
 // other tab at once, the epoch counter answers at once, and a crashed tab does nothing.
 struct Pair {
-  Node* tabs[2];
+  Election* tabs[2];
   bool up[2] = {true, true};
   uint64_t counter = 0;
   double last_frame_ms[2] = {-1, -1};
@@ -270,7 +270,7 @@ TEST_CASE("broadcast-only: a silent leader is replaced after takeoverMs even whe
     c->heartbeat_ms = 500;
     c->suspect_ms = 4000;
   }
-  Node a(ca), b(cb);
+  Election a(ca), b(cb);
   Pair world{{&a, &b}};
   world.handle(0, a.step(event(EventKind::join, 0, "ws")), 0);
   world.handle(1, b.step(event(EventKind::join, 0, "ws")), 0);

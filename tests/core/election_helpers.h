@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/node.h"
+#include "core/election.h"
 
 namespace baton::test {
 
@@ -30,7 +30,7 @@ inline Event event(EventKind kind, double now, std::string_view resource = "") {
   return e;
 }
 
-// A message event over bytes the caller keeps alive while the node steps it.
+// A message event over bytes the caller keeps alive while the election steps it.
 inline Event message(double now, const std::vector<uint8_t>& bytes) {
   Event e = event(EventKind::message, now);
   e.data = bytes.data();
@@ -59,21 +59,21 @@ inline const Effect* find(const std::vector<Effect>& fx, EffectKind kind) {
 
 // Steps the lease transaction's read of `current` (present=false: no record) at `now` and
 // `wall`; returns the record the step writes (present=false: nothing).
-inline LeaseRecord lease_read(Node& n, std::string_view resource, const LeaseRecord& current, double now, double wall) {
+inline LeaseRecord lease_read(Election& election, std::string_view resource, const LeaseRecord& current, double now, double wall) {
   Event e = event(EventKind::lease_read, now, resource);
   e.wall_ms = wall;
   e.lease = current;
-  std::vector<Effect> fx = n.step(e);
+  std::vector<Effect> fx = election.step(e);
   const Effect* write = find(fx, EffectKind::lease_write);
   return write ? write->lease : LeaseRecord{};
 }
 
-inline std::vector<Effect> lead(Node& n, const std::string& res, double now, uint64_t epoch) {
-  n.step(event(EventKind::join, now, res));
-  n.step(event(EventKind::lock_granted, now + 1, res));
+inline std::vector<Effect> lead(Election& election, const std::string& res, double now, uint64_t epoch) {
+  election.step(event(EventKind::join, now, res));
+  election.step(event(EventKind::lock_granted, now + 1, res));
   Event alloc = event(EventKind::epoch_allocated, now + 2, res);
   alloc.epoch = epoch;
-  return n.step(alloc);
+  return election.step(alloc);
 }
 
 }  // namespace baton::test

@@ -1,25 +1,25 @@
 // The entry point (step), the per-role steps, and how terms begin and end. What differs
 // between authorities is in their strategies (authority.h).
-#include "node.h"
+#include "election.h"
 
 #include <algorithm>
 #include <utility>
 
 #include "authority.h"
-#include "node_internal.h"
+#include "election_internal.h"
 
 namespace baton {
 
 using detail::kMaxRefreshHeartbeats;
 using detail::make;
 
-Node::Node(Config config)
+Election::Election(Config config)
     : config_(std::move(config)),
       authority_(&strategy_of(config_.authority)),
       rng_(config_.seed),
       presence_(config_.heartbeat_ms * kMaxRefreshHeartbeats, config_.suspect_ms) {}
 
-const Node::Strategy& Node::strategy_of(Authority a) {
+const Election::Strategy& Election::strategy_of(Authority a) {
   switch (a) {
     case Authority::lease: return kLease;
     case Authority::broadcast: return kBroadcastOnly;
@@ -28,31 +28,31 @@ const Node::Strategy& Node::strategy_of(Authority a) {
   return kWebLocks;
 }
 
-Authority Node::authority() const { return authority_->kind(); }
+Authority Election::authority() const { return authority_->kind(); }
 
-bool Node::claims_decide() const { return !authority_->exclusive() || config_.mutations.trust_claims; }
+bool Election::claims_decide() const { return !authority_->exclusive() || config_.mutations.trust_claims; }
 
-bool Node::fell_back() const { return authority_ != &strategy_of(config_.authority); }
+bool Election::fell_back() const { return authority_ != &strategy_of(config_.authority); }
 
 // What a strategy does where its authority has nothing to do.
-double Node::Strategy::join_wait_ms(const Node& n) const {
-  (void)n;
+double Election::Strategy::join_wait_ms(const Election& election) const {
+  (void)election;
   return 0;
 }
-void Node::Strategy::keep(Node& n, Resource& r, double now, Effects& out) const {
-  (void)n, (void)r, (void)now, (void)out;
+void Election::Strategy::keep(Election& election, Resource& r, double now, Effects& out) const {
+  (void)election, (void)r, (void)now, (void)out;
 }
-void Node::Strategy::contest(Node& n, Resource& r, double now, Effects& out) const {
-  (void)n, (void)r, (void)now, (void)out;
+void Election::Strategy::contest(Election& election, Resource& r, double now, Effects& out) const {
+  (void)election, (void)r, (void)now, (void)out;
 }
-void Node::Strategy::release(Node& n, Resource& r, double now, Effects& out) const {
-  (void)n, (void)r, (void)now, (void)out;
+void Election::Strategy::release(Election& election, Resource& r, double now, Effects& out) const {
+  (void)election, (void)r, (void)now, (void)out;
 }
 
 // ---------------------------------------------------------------------------------------
 // The entry point.
 
-void Node::step(const Event& e, Effects& out) {
+void Election::step(const Event& e, Effects& out) {
   // Disposed, it still answers the read of a lease transaction begun before: that one
   // writes the release of the term the dispose ended.
   if (disposed_ && e.kind != EventKind::lease_read) return;
@@ -130,7 +130,7 @@ void Node::step(const Event& e, Effects& out) {
   expected_tick_ms_ = e.kind == EventKind::tick ? deadline : std::min(expected_tick_ms_, deadline);
 }
 
-double Node::next_deadline() const {
+double Election::next_deadline() const {
   if (disposed_) return kNever;
   double d = presence_due_ms_;
   if (leads_anything()) d = std::min(d, heartbeat_due_ms_);
@@ -138,7 +138,7 @@ double Node::next_deadline() const {
   return d;
 }
 
-void Node::run_due(double now, bool timer, Effects& out) {
+void Election::run_due(double now, bool timer, Effects& out) {
   if (!said_hello_) {
     said_hello_ = true;
     send(frame(wire::Kind::hello), out);
@@ -162,7 +162,7 @@ void Node::run_due(double now, bool timer, Effects& out) {
   }
 }
 
-void Node::read_clocks(const Event& e) {
+void Election::read_clocks(const Event& e) {
   if (started_ && e.wall_ms < last_wall_ms_) ++metrics_.clock_jumps;
   started_ = true;
   last_now_ms_ = e.now_ms;
@@ -173,7 +173,7 @@ void Node::read_clocks(const Event& e) {
 // ---------------------------------------------------------------------------------------
 // Events.
 
-void Node::on_tick(double now, Effects& out) {
+void Election::on_tick(double now, Effects& out) {
   (void)out;
   ++metrics_.ticks;
   ++tick_seq_;
@@ -182,7 +182,7 @@ void Node::on_tick(double now, Effects& out) {
   if (presence_.prune(now) > 0) trigger_all(now);
 }
 
-void Node::on_message(const Event& e, Effects& out) {
+void Election::on_message(const Event& e, Effects& out) {
   ++metrics_.frames_received;
   wire::Frame f;
   switch (wire::decode(e.data, e.size, f)) {
@@ -253,14 +253,14 @@ void Node::on_message(const Event& e, Effects& out) {
 // before it steals the lock; under the lease the record in the store decides its try, as
 // always. A forger can delay a takeover this way, as with claims of its own; it cannot
 // make a holder lose it.
-void Node::note_unseen_claims(const wire::Frame& f, double now) {
+void Election::note_unseen_claims(const wire::Frame& f, double now) {
   for (const auto& c : f.claims) {
     Resource* r = resources_.find(c.resource);
     if (r && r->leader.empty() && r->role != Role::leader) r->leaderless_since_ms = std::max(r->leaderless_since_ms, now);
   }
 }
 
-void Node::on_join(const Event& e, Effects& out) {
+void Election::on_join(const Event& e, Effects& out) {
   (void)out;
   Resource* r = resources_.find(e.resource);
   if (!r) {
@@ -275,7 +275,7 @@ void Node::on_join(const Event& e, Effects& out) {
   trigger(*r, e.now_ms, true);
 }
 
-void Node::on_leave(std::string_view name, double now, Effects& out) {
+void Election::on_leave(std::string_view name, double now, Effects& out) {
   Resource* found = resources_.find(name);
   if (!found) return;
   Resource& r = *found;
@@ -286,7 +286,7 @@ void Node::on_leave(std::string_view name, double now, Effects& out) {
   else r.left = true;
 }
 
-void Node::on_lifecycle(Lifecycle l, double now, Effects& out) {
+void Election::on_lifecycle(Lifecycle l, double now, Effects& out) {
   if (l == lifecycle_) return;
   lifecycle_ = l;
   if (l == Lifecycle::frozen || l == Lifecycle::closing) {
@@ -300,14 +300,14 @@ void Node::on_lifecycle(Lifecycle l, double now, Effects& out) {
 
 // The glue's fenced() asks before it runs a guarded effect: admitted only from the newest
 // term this tab has seen for the resource. Epoch 0 (no term) is refused and changes nothing.
-void Node::on_fence_check(std::string_view resource, uint64_t epoch, Effects& out) {
+void Election::on_fence_check(std::string_view resource, uint64_t epoch, Effects& out) {
   Effect e = make(EffectKind::fence_verdict, resource);
   e.verdict = epoch > 0 ? fence_.admit(resource, epoch) : FenceVerdict::stale_owner;
   e.epoch = fence_.highest(resource);
   out.push_back(std::move(e));
 }
 
-void Node::on_dispose(double now, Effects& out) {
+void Election::on_dispose(double now, Effects& out) {
   for (auto& [name, r] : resources_) {
     step_down(r, Reason::dispose, now, out);
     release_lock(r, out);
@@ -322,7 +322,7 @@ void Node::on_dispose(double now, Effects& out) {
 
 // The step for the resource's role, as raft steps a follower, a candidate and a leader
 // differently. Eligibility comes first for every role: a tab that may not lead withdraws.
-void Node::evaluate(Resource& r, double now, Effects& out) {
+void Election::evaluate(Resource& r, double now, Effects& out) {
   if (r.left) return;
   ++metrics_.elections;
   check_storage_timeouts(r, now, out);
@@ -337,7 +337,7 @@ void Node::evaluate(Resource& r, double now, Effects& out) {
 }
 
 // Steps down (or withdraws) when this tab may not lead; true when it may.
-bool Node::ensure_eligible(Resource& r, double now, Effects& out) {
+bool Election::ensure_eligible(Resource& r, double now, Effects& out) {
   if (self_eligible(r, now)) return true;
   Reason why = why_not_eligible(r, now);
   if (r.role == Role::leader || r.role == Role::candidate) step_down(r, why, now, out);
@@ -350,7 +350,7 @@ bool Node::ensure_eligible(Resource& r, double now, Effects& out) {
 
 // A tab whose timers are stalled (frozen, or late under heavy load) starts no
 // acquisition from a message handler; it looks again one heartbeat later.
-bool Node::defer_while_stalled(Resource& r, double now) {
+bool Election::defer_while_stalled(Resource& r, double now) {
   if (!timers_stalled(now)) return false;
   r.wake_ms = std::min(r.wake_ms, now + config_.heartbeat_ms);
   return true;
@@ -358,7 +358,7 @@ bool Node::defer_while_stalled(Resource& r, double now) {
 
 // Lease and broadcast-only: a visible follower that ranks first asks a hidden leader to
 // hand over (the leader abdicates and names it in its goodbye). Asked once per leader term.
-void Node::ask_hidden_leader(Resource& r, double now, Effects& out) {
+void Election::ask_hidden_leader(Resource& r, double now, Effects& out) {
   if (!r.policy.prefer_visible || lifecycle_ != Lifecycle::active || r.leader.empty()) return;
   const Candidate* leader = presence_.find(r.leader);
   if (!leader || leader->lifecycle != Lifecycle::hidden || r.abdicate_asked_ms >= 0) return;
@@ -374,7 +374,7 @@ void Node::ask_hidden_leader(Resource& r, double now, Effects& out) {
 // ---------------------------------------------------------------------------------------
 // Terms.
 
-void Node::become_leader(Resource& r, uint64_t epoch, Reason why, Degraded degraded, double now, Effects& out) {
+void Election::become_leader(Resource& r, uint64_t epoch, Reason why, Degraded degraded, double now, Effects& out) {
   r.epoch = epoch;
   r.degraded = degraded;
   r.max_epoch = std::max(r.max_epoch, epoch);  // the caller raised the confirmed floor
@@ -392,7 +392,7 @@ void Node::become_leader(Resource& r, uint64_t epoch, Reason why, Degraded degra
   heartbeat_due_ms_ = now;  // announce the new term right away
 }
 
-void Node::step_down(Resource& r, Reason why, double now, Effects& out, bool announce) {
+void Election::step_down(Resource& r, Reason why, double now, Effects& out, bool announce) {
   if (r.role != Role::leader && r.role != Role::candidate) return;
   bool was_leader = r.role == Role::leader;
   set_role(r, Role::stepping_down, why, now);
@@ -423,13 +423,13 @@ void Node::step_down(Resource& r, Reason why, double now, Effects& out, bool ann
   trigger(r, now);
 }
 
-void Node::fail_acquisition(Resource& r, double now) {
+void Election::fail_acquisition(Resource& r, double now) {
   ++metrics_.backoffs;
   r.backoff_until_ms = now + r.backoff.next_delay(rng_);
   r.wake_ms = std::min(r.wake_ms, r.backoff_until_ms);
 }
 
-void Node::set_role(Resource& r, Role to, Reason why, double now) {
+void Election::set_role(Resource& r, Role to, Reason why, double now) {
   if (r.role == to && r.reason == why) return;
   Transition t{wall_ms(now), r.name, r.role, to, why, r.epoch};
   log_.push_back(t);
@@ -437,7 +437,7 @@ void Node::set_role(Resource& r, Role to, Reason why, double now) {
   r.reason = why;
 }
 
-void Node::set_leader(Resource& r, std::string_view id, uint64_t epoch, double now, Effects& out) {
+void Election::set_leader(Resource& r, std::string_view id, uint64_t epoch, double now, Effects& out) {
   if (r.leader == id && r.leader_epoch == epoch) return;
   r.leader = id;
   r.leader_epoch = epoch;
@@ -450,7 +450,7 @@ void Node::set_leader(Resource& r, std::string_view id, uint64_t epoch, double n
   trigger(r, now);
 }
 
-void Node::clear_leader(Resource& r, double now, Effects& out) {
+void Election::clear_leader(Resource& r, double now, Effects& out) {
   if (r.leader.empty()) return;
   r.leader.clear();
   r.leaderless_since_ms = now;
@@ -458,20 +458,20 @@ void Node::clear_leader(Resource& r, double now, Effects& out) {
   out.push_back(make(EffectKind::leader_changed, r.name));
 }
 
-void Node::trigger(Resource& r, double now, bool immediate) {
+void Election::trigger(Resource& r, double now, bool immediate) {
   ++metrics_.triggers;
   double at = immediate ? now : now + rng_.jitter(config_.trigger_jitter_ms);
   r.wake_ms = std::min(r.wake_ms, at);
 }
 
-void Node::trigger_all(double now) {
+void Election::trigger_all(double now) {
   for (auto& [name, r] : resources_) trigger(r, now);
 }
 
 // ---------------------------------------------------------------------------------------
 // Queries.
 
-ResourceView Node::view(std::string_view resource) const {
+ResourceView Election::view(std::string_view resource) const {
   ResourceView v;
   const Resource* found = resources_.find(resource);
   if (!found || found->left) return v;
@@ -493,7 +493,7 @@ ResourceView Node::view(std::string_view resource) const {
   return v;
 }
 
-GrowingArray<ResourceName> Node::resources() const {
+GrowingArray<ResourceName> Election::resources() const {
   GrowingArray<ResourceName> names;
   for (const auto& [name, r] : resources_) {
     if (!r.left) names.push_back(name);

@@ -1,17 +1,17 @@
-// Helpers shared by the files that implement Node. Not part of the core's interface.
+// Helpers shared by the files that implement Election. Not part of the core's interface.
 #pragma once
 #include <string_view>
 
-#include "node.h"
+#include "election.h"
 
 namespace baton::detail {
 
-// Followers announce their presence at most this many heartbeats apart (Node::refresh_ms):
+// Followers announce their presence at most this many heartbeats apart (Election::refresh_ms):
 // a minute by default. The others take an announced interval up to this cap, so it also
 // bounds how long one frame (a made-up sender's too) keeps an entry alive: 1.5 intervals.
 constexpr double kMaxRefreshHeartbeats = 60;
 // Up to this many tabs a follower refreshes every heartbeat per tab; beyond, with the
-// square of the tabs (Node::refresh_ms).
+// square of the tabs (Election::refresh_ms).
 constexpr double kQuietFromTabs = 8;
 
 inline Effect make(EffectKind kind, std::string_view resource, LockMode mode = LockMode::queue) {
