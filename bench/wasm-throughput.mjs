@@ -9,7 +9,11 @@
 //   3. baton: through a whole Baton (createBaton with the tab-baton/testing fakes): channel
 //      message event (structured clone), Channel, Runtime queue, Core, effects, timer re-arm;
 //   4. the step call alone, to a handle that has no session (the module answers -1 at once);
-//   5. the glue alone: 2 and 3 again with the core's step replaced by its canned answer.
+//   5. the glue alone: 2 and 3 again with the core's step replaced by its canned answer;
+//   6. the answers a caller waits for, through the glue's Core: a fence check (as fenced()
+//      steps it) and a lease read (as the lease transaction steps it), on the same follower.
+// Each figure is per second of wall time and, as `cpu...`, per second of this process's CPU
+// time (user + system), which a loaded machine disturbs less.
 // The frames are encoded here exactly as wire::encode does (checked: same size, decoded OK).
 //   node bench/wasm-throughput.mjs [frames] [--json]
 import { performance } from 'node:perf_hooks';
@@ -91,9 +95,12 @@ function follower() {
 }
 
 function timeIt(n, fn) {
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const result = fn(n);
-  return { seconds: (performance.now() - t0) / 1000, result };
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  return { seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, result };
 }
 
 export async function measure(n = frames) {
@@ -128,7 +135,7 @@ export async function measure(n = frames) {
     const heap = M.heap();
     const data = new DataView(heap.buffer);
     let now = 1;
-    const { seconds, result } = timeIt(n, (count) => {
+    const { seconds, cpuSeconds, result } = timeIt(n, (count) => {
       let bytes = 0;
       for (let i = 0; i < count; i += 1) {
         const r = records[i & mask];
@@ -142,18 +149,37 @@ export async function measure(n = frames) {
     const m = c.metrics();
     c.dispose();
     if (m.framesReceived < n) throw new Error(`wasm-throughput: the core took ${m.framesReceived} of ${n} event records; update their layout to wasm/boundary.h`);
-    return { framesPerSecond: n / seconds, answerBytes: result, received: m.framesReceived, malformed: m.droppedMalformed };
+    return { framesPerSecond: n / seconds, cpuFramesPerSecond: n / cpuSeconds, answerBytes: result, received: m.framesReceived, malformed: m.droppedMalformed };
   };
   const glueRun = () => {
     const c = follower();
     let now = 1;
-    const { seconds, result } = timeIt(n, (count) => {
+    const { seconds, cpuSeconds, result } = timeIt(n, (count) => {
       let effects = 0;
       for (let i = 0; i < count; i += 1) { effects += c.message(now, hb[i & mask]).length; now += 0.01; }
       return effects;
     });
     c.dispose();
-    return { framesPerSecond: n / seconds, effects: result };
+    return { framesPerSecond: n / seconds, cpuFramesPerSecond: n / cpuSeconds, effects: result };
+  };
+  const answersRun = () => {
+    const c = follower();
+    let now = 1;
+    const fence = timeIt(n, (count) => {
+      let admitted = 0;
+      for (let i = 0; i < count; i += 1) { admitted += c.fenceCheck(now, 'websocket-owner', 41)[0].admitted ? 1 : 0; now += 0.01; }
+      return admitted;
+    });
+    const lease = timeIt(n, (count) => {
+      let writes = 0;
+      for (let i = 0; i < count; i += 1) { writes += c.leaseRead(now, 'websocket-owner', null).length; now += 0.01; }
+      return writes;
+    });
+    c.dispose();
+    return {
+      fenceChecksPerSecond: n / fence.seconds, cpuFenceChecksPerSecond: n / fence.cpuSeconds, admitted: fence.result,
+      leaseReadsPerSecond: n / lease.seconds, cpuLeaseReadsPerSecond: n / lease.cpuSeconds, writes: lease.result,
+    };
   };
   const best = (a, b) => (b.framesPerSecond > a.framesPerSecond ? b : a);
   let raw = rawRun();
@@ -162,6 +188,7 @@ export async function measure(n = frames) {
   glue = best(glue, glueRun());
   out.raw = raw;
   out.glue = glue;
+  out.answers = answersRun();
   out.baton = await throughBaton(Math.min(n, 300000), hb);
 
   // The glue's own cost: the same paths with the module's step replaced by a copy of the
@@ -247,6 +274,8 @@ if (isMain) {
     console.log(`core (wasm): one step call per frame    ${r.raw.framesPerSecond.toFixed(0).padStart(12)} frames/s (${r.raw.received} received, ${r.raw.malformed} malformed)`);
     console.log(`core (wasm): glue Core decode + step    ${r.glue.framesPerSecond.toFixed(0).padStart(12)} frames/s (${r.glue.effects} effects)`);
     console.log(`core (wasm): whole Baton (fakes)        ${r.baton.framesPerSecond.toFixed(0).padStart(12)} frames/s (${r.baton.received} received)`);
+    console.log(`core (wasm): glue Core fence check      ${r.answers.fenceChecksPerSecond.toFixed(0).padStart(12)} checks/s (${r.answers.cpuFenceChecksPerSecond.toFixed(0)} per CPU second)`);
+    console.log(`core (wasm): glue Core lease read       ${r.answers.leaseReadsPerSecond.toFixed(0).padStart(12)} reads/s (${r.answers.cpuLeaseReadsPerSecond.toFixed(0)} per CPU second)`);
     console.log(`the step call alone (no core)           ${r.callAlone.callsPerSecond.toFixed(0).padStart(12)} calls/s`);
     console.log(`glue alone (core's answer canned):`);
     console.log(`             glue Core decode + step    ${r.glueAlone.framesPerSecond.toFixed(0).padStart(12)} frames/s`);

@@ -277,6 +277,71 @@ void write_view(Writer& w, const ResourceView& v) {
   w.f64(v.valid_until_wall_ms);
 }
 
+// Which views a step may have changed. A view changes only with an effect (elected,
+// deposed, leader-changed), a role change (a new transition in the log), or an event other
+// than a frame or a tick. A fence check changes only the fence, and a lease read only
+// decides the write it answers with (Election::step runs no due work for either): a fence
+// check changes no view, a lease read at most its resource's. Any other event may change
+// any view, and comparing them all costs a view per resource.
+enum class Views { none, of_resource, all };
+
+Views views_to_compare(EventKind kind, bool effects, bool role_changed) {
+  if (role_changed) return Views::all;
+  switch (kind) {
+    case EventKind::message:
+    case EventKind::tick: return effects ? Views::all : Views::none;
+    case EventKind::fence_check: return Views::none;
+    case EventKind::lease_read: return Views::of_resource;
+    default: return Views::all;
+  }
+}
+
+// The glue's copy of the view of `name` in `told` (a GrowingArray<ToldView>, const or not).
+template <typename List>
+auto find_told(List& told, const ResourceName& name) -> decltype(&told[0]) {
+  for (auto& entry : told) {
+    if (entry.name == name) return &entry;
+  }
+  return nullptr;
+}
+
+// The answer to a lease read: the view of its resource, which the glue holds (a join
+// told it, and only a leave, which compares every view, makes it forget), if it changed.
+uint8_t tell_one(Writer& w, const Election& election, GrowingArray<ToldView>& told, const ResourceName& name) {
+  ToldView* before = find_told(told, name);
+  if (!before) return 0;
+  ResourceView view = election.view(name);
+  if (same_view(before->view, view)) return 0;
+  w.u8(1);
+  w.str(name);
+  write_view(w, view);
+  before->view = view;
+  return 1;
+}
+
+// Tells the glue every view that differs from its copy, and the resources it must forget.
+uint8_t tell_all(Writer& w, const Election& election, GrowingArray<ToldView>& told) {
+  uint8_t changed = 0;
+  GrowingArray<ToldView> now;
+  for (const ResourceName& name : election.resources()) now.push_back({name, election.view(name)});
+  for (const ToldView& entry : now) {
+    const ToldView* before = find_told(told, entry.name);
+    if (before && same_view(before->view, entry.view)) continue;
+    w.u8(1);
+    w.str(entry.name);
+    write_view(w, entry.view);
+    ++changed;
+  }
+  for (const ToldView& entry : told) {
+    if (find_told(now, entry.name)) continue;
+    w.u8(0);
+    w.str(entry.name);
+    ++changed;
+  }
+  told = std::move(now);
+  return changed;
+}
+
 }  // namespace
 
 bool read_config(const uint8_t* in, size_t size, Config& c) {
@@ -316,46 +381,26 @@ int Session::step(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_ca
   w.u16(effects_.size());
   for (const Effect& fx : effects_) write_effect(w, fx);
 
-  // A view changes only with an effect (elected, deposed, leader-changed), a role change
-  // (a new transition in the log), or an event other than a frame or a tick: otherwise
-  // the glue's copies are still right, and the (costly) views are not computed.
-  uint64_t transitions = election_.log().pushed();
-  bool may_change = !effects_.empty() || (e.kind != EventKind::message && e.kind != EventKind::tick) ||
-                    transitions != transitions_told_;
-  transitions_told_ = transitions;
-  if (!may_change) {
-    w.u8(0);
-    return w.length();
-  }
-
   // Views that changed since the glue was last told, and resources it must forget.
+  uint64_t transitions = election_.log().pushed();
+  Views views = views_to_compare(e.kind, !effects_.empty(), transitions != transitions_told_);
+  transitions_told_ = transitions;
   uint8_t* count = w.mark(1);
   uint8_t changed = 0;
-  GrowingArray<Told> now;
-  for (const ResourceName& name : election_.resources()) now.push_back({name, election_.view(name)});
-  auto known = [](const GrowingArray<Told>& list, const ResourceName& name) {
-    for (const Told& entry : list) {
-      if (entry.name == name) return &entry.view;
-    }
-    return static_cast<const ResourceView*>(nullptr);
-  };
-  for (const Told& entry : now) {
-    const ResourceView* before = known(told_, entry.name);
-    if (before && same_view(*before, entry.view)) continue;
-    w.u8(1);
-    w.str(entry.name);
-    write_view(w, entry.view);
-    ++changed;
-  }
-  for (const Told& entry : told_) {
-    if (known(now, entry.name)) continue;
-    w.u8(0);
-    w.str(entry.name);
-    ++changed;
-  }
+  if (views == Views::of_resource) changed = tell_one(w, election_, told_, e.resource);
+  if (views == Views::all) changed = tell_all(w, election_, told_);
   if (count) *count = changed;
-  told_ = std::move(now);
   return w.length();
+}
+
+bool Session::views_told() const {
+  GrowingArray<ResourceName> names = election_.resources();
+  if (names.size() != told_.size()) return false;
+  for (const ResourceName& name : names) {
+    const ToldView* entry = find_told(told_, name);
+    if (!entry || !same_view(entry->view, election_.view(name))) return false;
+  }
+  return true;
 }
 
 int Session::ask(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap) {

@@ -90,6 +90,12 @@ constexpr JoinFlag kLastJoinFlag = JoinFlag::observe_only;
   X(clock_jumps, "clockJumps")                          \
   X(storage_failures, "storageFailures")
 
+// The view of a resource as the glue was last told it.
+struct ToldView {
+  ResourceName name;
+  ResourceView view;
+};
+
 // One core and what the glue was last told about its resources.
 class Session {
  public:
@@ -99,16 +105,15 @@ class Session {
   int step(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap);
   // Answers one encoded query. Returns the answer's length or -1.
   int ask(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap);
+  // Whether the glue's copies of the views are the core's, as they must be after every
+  // step (the steps compare only the views that may have changed; fuzz_boundary checks).
+  bool views_told() const;
 
  private:
-  struct Told {
-    ResourceName name;
-    ResourceView view;
-  };
   Election election_;
   // The step's effects, kept between steps so that their room is allocated once.
   Effects effects_;
-  GrowingArray<Told> told_;
+  GrowingArray<ToldView> told_;
   // Transitions logged as of the last step: a role change shows as a new one.
   uint64_t transitions_told_ = 0;
 };

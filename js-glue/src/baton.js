@@ -39,7 +39,7 @@ import { namesFor } from './names.js';
 import { watchLifecycle } from './lifecycle.js';
 import { leaderState, loadTalk } from './talk-lazy.js';
 import { deposed, disposedError, EpochNotDurableError, reportError, staleOwner } from './errors.js';
-import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_LOG_CAPACITY, EVENT_KIND_ABDICATE, EVENT_KIND_LEAVE, SUSPECT_HEARTBEATS } from './constants.js';
+import { AUTHORITY_NAMES, DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, DEFAULT_LOG_CAPACITY, EVENT_KIND_ABDICATE, EVENT_KIND_LEAVE, SUSPECT_HEARTBEATS } from './constants.js';
 import {
   LIMITS,
   NAMESPACE_BYTES,
@@ -68,6 +68,8 @@ const BATON_OPTIONS = [
   'testHooks',
   'seed',
 ];
+/** The option `authority` (also of the compatibility layers): 'auto' or one of the core's. */
+export const AUTHORITY_CHOICES = ['auto', ...AUTHORITY_NAMES];
 const LEAD_OPTIONS = ['eligible', 'preferVisible', 'run', 'serve', 'accept'];
 /** Lead options of requests: with either, the entry answers requests (talk.js, loaded then). */
 const TALK_OPTIONS = ['serve', 'accept'];
@@ -121,7 +123,7 @@ function makeBaton(where, options, lockName, leaseFallback) {
   const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: DEFAULT_HEARTBEAT_MS, above: 0 });
   const suspectMs = numberOption(where, o, 'suspectMs', { fallback: SUSPECT_HEARTBEATS * heartbeatMs, above: heartbeatMs });
   const leaseMs = numberOption(where, o, 'leaseMs', { fallback: DEFAULT_LEASE_MS, above: 0 });
-  const requested = oneOfOption(where, o, 'authority', ['auto', 'web-locks', 'lease', 'broadcast'], 'auto');
+  const requested = oneOfOption(where, o, 'authority', AUTHORITY_CHOICES, 'auto');
   const envSource = envOption(where, o);
   const testHooks = booleanOption(where, o, 'testHooks', false);
   if (testHooks && !testHooksInstaller) {

@@ -2,7 +2,8 @@
 // The input is a sequence of records, each a length byte, a byte choosing step, ask or a
 // fence query (of a fence of its own), then the record's bytes (mutated freely). Checks: nothing crashes or trips a sanitizer;
 // an accepted record answers with a versioned record; a record with one byte more is
-// refused (no trailing bytes), and so is one with a byte less.
+// refused (no trailing bytes), and so is one with a byte less; after every step the views
+// the glue was told are the core's (a step tells only those that may have changed).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -64,6 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     require(n >= 2 && out[0] == kMagic && out[1] == kVersion, "an accepted record answered without the header");
     require(refused_longer < 0, "a record with a trailing byte was accepted");
     require(refused_shorter < 0, "a record missing its last byte was accepted");
+    require(entry != Entry::step || session.views_told(), "a step left the glue a stale view");
   }
   return 0;
 }

@@ -60,7 +60,19 @@ describe('fenceSql in PostgreSQL', { skip }, () => {
     pool = new pg.Pool({ host: server.host, port: server.port, user: server.user, database: 'postgres', max: 16 });
   });
   after(async () => {
-    await pool?.end();
+    if (pool) {
+      // pool.end() resolves once it has asked its clients to end, not once their connections
+      // have closed; a server stopped in between tells the still-open ones that it is shutting
+      // down, an error with no listener left. Each client's 'remove' comes once it is closed.
+      const open = pool.totalCount;
+      let closed = 0;
+      const allClosed = new Promise((resolve) => {
+        if (open === 0) resolve();
+        pool.on('remove', () => ++closed === open && resolve());
+      });
+      await pool.end();
+      await allClosed;
+    }
     server?.stop();
   });
 

@@ -25,7 +25,7 @@
  *
  * @module tab-baton/compat/broadcast-channel
  */
-import { batonOf, entryOf } from '../baton.js';
+import { AUTHORITY_CHOICES, batonOf, entryOf } from '../baton.js';
 import { reportError } from '../errors.js';
 import { holdProcessOpen } from '../env.js';
 import { ready, whenLoaded } from '../core.js';
@@ -75,7 +75,7 @@ function isDuplicateNotice(data) {
     Object.keys(data).length === 3 &&
     data.kind === 'duplicate' &&
     typeof data.from === 'string' &&
-    data.from.length <= 64 &&
+    data.from.length <= LIMITS.idBytes && // UTF-16 units: at most the id's UTF-8 bytes
     Number.isSafeInteger(data.epoch) &&
     data.epoch >= 0
   );
@@ -103,7 +103,7 @@ export function createLeaderElection(channel, options) {
   const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: Math.min(DEFAULT_HEARTBEAT_MS, (givenInterval ?? DEFAULT_SUSPECT_MS) / SUSPECT_HEARTBEATS), above: 0 });
   const suspectMs = givenInterval ?? Math.max(DEFAULT_SUSPECT_MS, SUSPECT_HEARTBEATS * heartbeatMs);
   if (heartbeatMs >= suspectMs) throw new TypeError(`${where}: option "heartbeatMs" must be less than "fallbackInterval"`);
-  const authority = oneOfOption(where, o, 'authority', ['auto', 'web-locks', 'lease', 'broadcast'], undefined);
+  const authority = oneOfOption(where, o, 'authority', AUTHORITY_CHOICES, undefined);
   const id = stringOption(where, o, 'id', { maxBytes: LIMITS.idBytes });
   const env = envOption(where, o);
 

@@ -13,6 +13,7 @@
 import { envOption, functionOption, numberOption, oneOfOption, optionsObject } from '../options.js';
 import { reportError } from '../errors.js';
 import { registerCompat, singleElection } from './shared.js';
+import { AUTHORITY_CHOICES } from '../baton.js';
 
 const OPTIONS = ['heartbeatMs', 'suspectMs', 'authority', 'env', 'onFollower'];
 
@@ -29,7 +30,7 @@ export function requestLeadership(name, onLeader, options) {
   const o = optionsObject(where, 'options', options, OPTIONS, { optional: true });
   const heartbeatMs = numberOption(where, o, 'heartbeatMs', { fallback: undefined, above: 0 });
   const suspectMs = numberOption(where, o, 'suspectMs', { fallback: undefined, above: heartbeatMs ?? 0 });
-  const authority = oneOfOption(where, o, 'authority', ['auto', 'web-locks', 'lease', 'broadcast'], undefined);
+  const authority = oneOfOption(where, o, 'authority', AUTHORITY_CHOICES, undefined);
   const env = envOption(where, o);
   const onFollower = functionOption(where, o, 'onFollower');
 
