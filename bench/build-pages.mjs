@@ -5,8 +5,6 @@
 // copied next to the bundles, where the package looks for it.
 // Same settings as js-glue/build.mjs: ESM, minified, ES2020.
 //   node bench/build-pages.mjs
-//   node bench/build-pages.mjs --baseline   only Baton's page entry, into bench/pages/baseline/
-//     (gitignored): keep a build to measure beside a change (bench/run.mjs --baseline)
 import { build } from 'esbuild';
 import { copyFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -15,8 +13,6 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const src = path.join(here, 'pages', 'src');
 const dist = path.join(here, 'pages', 'dist');
-const baseline = path.join(here, 'pages', 'baseline');
-const wasm = path.join(here, '..', 'js-glue', 'dist', 'baton-core.wasm');
 
 export const SETTINGS = {
   bundle: true,
@@ -34,21 +30,12 @@ export async function buildPages() {
   const entries = (dir) => readdirSync(dir).filter((f) => f.endsWith('.js')).map((f) => path.join(dir, f));
   await build({ ...SETTINGS, entryPoints: entries(src), outdir: dist });
   await build({ ...SETTINGS, entryPoints: entries(path.join(src, 'size')), outdir: path.join(dist, 'size') });
-  copyFileSync(wasm, path.join(dist, 'baton-core.wasm'));
+  copyFileSync(path.join(here, '..', 'js-glue', 'dist', 'baton-core.wasm'), path.join(dist, 'baton-core.wasm'));
   return dist;
-}
-
-/** Baton's page entry as built now, served by bench/pages/baton-baseline.html. */
-export async function buildBaseline() {
-  rmSync(baseline, { recursive: true, force: true });
-  mkdirSync(baseline, { recursive: true });
-  await build({ ...SETTINGS, entryPoints: [path.join(src, 'baton.js')], outdir: baseline });
-  copyFileSync(wasm, path.join(baseline, 'baton-core.wasm'));
-  return baseline;
 }
 
 const isMain = process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);
 if (isMain) {
-  const out = process.argv.includes('--baseline') ? await buildBaseline() : await buildPages();
-  console.log(`bench pages bundled into ${path.relative(process.cwd(), out) || '.'}`);
+  await buildPages();
+  console.log(`bench pages bundled into ${path.relative(process.cwd(), dist) || '.'}`);
 }
