@@ -276,7 +276,7 @@ describe('election (Web Locks authority)', () => {
     leaving.fire('window', 'pagehide');
     assert.notEqual(handles[first].state(), 'leader', 'stepped down in the handler');
     assert.ok(leaving.channels.every((c) => !c.closedByPage), 'the dispose step (which closes the channel) did not run in the handler');
-    leaving.freeze(); // torn down: no later task of this page runs
+    leaving.freeze({ deaf: true }); // torn down: no later task of this page runs, no frame reaches it
     const next = await waitFor(() => leaderIndexes(handles).find((i) => i !== first));
     const elected = watch.events.find((e) => e.index === next && e.type === 'elected');
     assert.ok(elected.epoch > oldEpoch, 'a newer term');
