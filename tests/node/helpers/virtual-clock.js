@@ -49,7 +49,7 @@ export function virtualClock(start = 1_000_000) {
       const end = now + limitMs;
       for (;;) {
         await settle();
-        if (predicate()) return;
+        if (await predicate()) return;
         if (!this.step(end)) assert.fail(`not within ${limitMs} virtual ms: ${what}`);
       }
     },
