@@ -25,7 +25,7 @@ sniffer.close();
 const baton = createBaton({ namespace: 'long', id: 'receiver', env: browser.tab('receiver'), heartbeatMs: 1000 });
 baton.lead('ws');
 const sender = new browser.BroadcastChannel(channel);
-const garbage = new Uint8Array([0xba, 1, 9, 9, 9]);
+const garbage = new Uint8Array([0xba, 2, 9, 9, 9]); // this protocol version (2), a bad kind
 const foreign = new Uint8Array([0xba, 99, 1]);
 const started = Date.now();
 console.log('frames      heap bytes');

@@ -14,6 +14,7 @@
 //     --tabs N    N tabs per group instead of the mode's count (requests too: the asking tab and N - 1 leaders)
 //     --idle-ns L comma-separated tab counts for the idle phase instead of the mode's (e.g. 2,10)
 //     --subjects K  comma-separated subject keys (e.g. baton-lease): only those are measured
+//                 (baton-before: the page of node bench/build-before.mjs REF, measured only when named)
 //     --before F  an earlier run's raw JSON: its targets beside this run's (printed, and in RESULTS.md)
 //     --report F  measure nothing: print the target check of a raw JSON written earlier (with
 //                 --write, render bench/RESULTS.md from it; --before as above)
@@ -62,12 +63,14 @@ export const SUBJECTS = [
   { key: 'baton-broadcast', page: 'baton', query: { authority: 'broadcast', locks: 'off' }, label: 'Baton broadcast-only (no Web Locks)', group: 'fallback', fenced: true, baton: true },
   { key: 'baton-lease', page: 'baton', query: { authority: 'lease', locks: 'off' }, label: 'Baton IndexedDB lease (no Web Locks)', group: 'fallback', fenced: true, baton: true },
   { key: 'broadcast-channel-fallback', page: 'broadcast-channel', query: { locks: 'off' }, label: `broadcast-channel ${version('broadcast-channel')} fallback elector (no Web Locks)`, group: 'fallback', openOneByOne: true },
+  // Only when named in --subjects: Baton's page built from an earlier commit's glue (bench/build-before.mjs).
+  { key: 'baton-before', page: 'dist/before/baton', query: {}, label: 'Baton (Web Locks), earlier build', group: 'locks', fenced: true, baton: true, onlyNamed: true },
   // Hand-overs only: its documented bound (takeoverMs + heartbeatMs) on the authority `auto` picks.
   { key: 'awaforge-fallback', page: 'awaforge', query: { locks: 'off', ...AWAFORGE_TIMINGS }, label: `Baton's awaforge API, no Web Locks (heartbeatMs ${AWAFORGE_TIMINGS.heartbeatMs}, takeoverMs ${AWAFORGE_TIMINGS.takeoverMs})`, group: 'fallback', handoverOnly: true },
 ];
 // --subjects K: only those subjects are measured (their rows only; the others say "not measured").
 const chosen = option('--subjects') ? new Set(option('--subjects').split(',')) : null;
-const measured = (s) => !chosen || chosen.has(s.key);
+const measured = (s) => (chosen ? chosen.has(s.key) : !s.onlyNamed);
 const LOCKS = SUBJECTS.filter((s) => s.group === 'locks' && measured(s));
 const FALLBACK = SUBJECTS.filter((s) => s.group === 'fallback' && measured(s));
 

@@ -45,7 +45,7 @@ function string(out, s) {
 }
 /** wire::encode of a Frame (fields as in wire.h). */
 export function encodeFrame(f) {
-  const out = [0xba, 1, f.kind];
+  const out = [0xba, 2, f.kind];  // wire::kMagic, wire::kProtocolVersion
   string(out, f.sender);
   varint(out, f.generation);
   out.push(f.lifecycle);
@@ -53,6 +53,7 @@ export function encodeFrame(f) {
   varint(out, f.startMs);
   varint(out, f.tickSeq);
   varint(out, f.refreshMs);
+  out.push(0);  // flags: none (the sender runs for its resources)
   varint(out, f.capabilities.length);
   for (const c of f.capabilities) string(out, c);
   varint(out, f.claims.length);

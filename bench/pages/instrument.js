@@ -166,8 +166,8 @@
   });
 
   // ?trace=1 (diagnostics): a timeline of lock grants, localStorage reads and writes, IndexedDB
-  // opens and transactions, channel traffic and timer callbacks in bench.trace ([what, absolute
-  // time]), to see where a hand-over's time goes.
+  // opens and transactions, channel traffic, timer callbacks and long tasks in bench.trace
+  // ([what, absolute time]), to see where a hand-over's or a start-up's time goes.
   if (q.get('trace') === '1') {
     var trace = bench.trace = [];
     var mark = function (what) { if (trace.length < 5000) trace.push([what, now()]); };
@@ -195,6 +195,7 @@
     IDBFactory.prototype.open = function (name) {
       mark('idb-open ' + name);
       var req = idbOpen.apply(this, arguments);
+      req.addEventListener('upgradeneeded', function () { mark('idb-open upgrade'); });
       req.addEventListener('success', function () { mark('idb-open done'); });
       return req;
     };
@@ -224,6 +225,14 @@
     if (post2) NativeBC.prototype.postMessage = function () { mark('post'); return post2.apply(this, arguments); };
     counters.onDeliver = function () { mark('delivered'); };
     counters.onTimer = function () { mark('timer'); };
+    // Long tasks (50 ms or more): whether the main thread was busy while a grant waited.
+    try {
+      new PerformanceObserver(function (list) {
+        list.getEntries().forEach(function (e) {
+          if (trace.length < 5000) trace.push(['long-task start ' + e.duration.toFixed(1) + ' ms', performance.timeOrigin + e.startTime]);
+        });
+      }).observe({ type: 'longtask', buffered: true });
+    } catch (e) { /* no Long Tasks API */ }
   }
 
   // WebAssembly compile + instantiate timings (Baton's core; the peers have no wasm).

@@ -246,7 +246,7 @@ export const LIMITS = {
   versionBytes: 32, // kMaxVersionBytes
   claims: 8, // kMaxClaims: resources one tab can lead at once
 };
-export const PROTOCOL_VERSION = 1; // wire::kProtocolVersion
+export const PROTOCOL_VERSION = 2; // wire::kProtocolVersion
 export const MAX_FRAME_BYTES = 1024; // wire::kMaxFrameBytes
 export const MAX_EPOCH = 9007199254740991; // kMaxEpoch: the largest epoch exact as a double
 export const PLAUSIBLE_EPOCH = 1099511627776; // kPlausibleEpoch: claims at or above it are forged

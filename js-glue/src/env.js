@@ -177,7 +177,8 @@ export function aloneNote(env, authority) {
 /**
  * The authority an 'auto' Baton falls back to when `from` refused this context. Web Locks
  * refused with a SecurityError: the lease, where IndexedDB has not refused too (the browser
- * refuses the page's storage as a whole, so every tab that shares it falls back alike). Web Locks
+ * refuses the page's storage as a whole, so every tab that shares it falls back alike) and
+ * cannot (an opaque origin has no storage, whichever of the two refusals comes first). Web Locks
  * that did not answer: broadcast only, since the other tabs' lock managers may well answer,
  * and a lease would not exclude their Web Locks leader, while a broadcast-only tab follows
  * it. Else broadcast only.
@@ -188,7 +189,7 @@ export function aloneNote(env, authority) {
  * @returns {'lease'|'broadcast'}
  */
 export function fallbackAuthority(env, from, error, leaseAllowed) {
-  return from === 'web-locks' && isRefusal(error) && env.indexedDB && leaseAllowed ? 'lease' : 'broadcast';
+  return from === 'web-locks' && isRefusal(error) && env.indexedDB && !env.opaque && leaseAllowed ? 'lease' : 'broadcast';
 }
 
 const API_NAMES = { 'web-locks': 'navigator.locks', lease: 'indexedDB' };

@@ -15,11 +15,12 @@
  *
  * The WebAssembly core may still be loading when a Runtime starts: events queue until it
  * is there, and queries answer as a follower that knows nothing yet. Under Web Locks the
- * lock of a joined resource is requested at once, not when the loaded core asks for it: a
- * start-up then waits for the wasm and the lock side by side. Nothing is decided early:
- * the grant waits in the queue like any event, the core's first request for the lock
- * takes the early one over, and an early request the core did not make once it has
- * stepped its first events (the tab is not eligible) is given back.
+ * lock of a joined resource is requested at once, in the task that joins it and before
+ * anything else the join does (the storage's read and open), not when the loaded core asks
+ * for it: a start-up then waits for the wasm, the storage and the lock side by side. Nothing is decided early: the grant
+ * waits in the queue like any event, the core's first request for the lock takes the early
+ * one over, and an early request the core did not make once it has stepped its first
+ * events (the tab is not eligible) is given back.
  *
  * A lock's grant begins the epoch's transaction in the grant's own task, before the core
  * steps the grant (and, for an early grant, while the core loads): only the lock's holder
@@ -32,6 +33,7 @@ import { Channel } from './channel.js';
 import { WebLocks } from './web-locks.js';
 import { LOCKS_PROBE_TIMEOUT_MS, probeLocks } from './locks-probe.js';
 import { reportError } from './errors.js';
+import { successorKey } from './epoch-store.js';
 import {
   AUTHORITY_NAMES,
   EVENT_KIND_DISPOSE,
@@ -107,11 +109,10 @@ export class Runtime {
     this.core = null;
     /**
      * Resources whose lock is requested before the core is loaded, until the core takes the
-     * request over: 'asking' while the request waits for a look at the lock manager (see
-     * requestEarly), then 'requested'.
-     * @type {Map<string, 'asking'|'requested'>}
+     * request over.
+     * @type {Set<string>}
      */
-    this.early = new Map();
+    this.early = new Set();
     this.channel = null;
     try {
       if (env.BroadcastChannel) this.channel = new Channel(env.BroadcastChannel, names.channel, (bytes) => this.step((core, now) => core.message(now, bytes)), counters);
@@ -153,6 +154,7 @@ export class Runtime {
               health,
               owner: config.id,
               key: names.leaseKey,
+              successorKey,
               read: (resource, record) =>
                 this.answer((core, now) => core.leaseRead(now, resource, record), 'lease-write')?.record ?? null,
               committed: (resource, record) => this.step((core, now) => core.leaseResult(now, resource, record)),
@@ -202,36 +204,16 @@ export class Runtime {
   }
 
   join(resource, policy) {
-    this.epochs.warm(resource);
-    // An observe-only join never runs for leadership: it must not hold the lock even briefly.
+    // The lock first: the browser answers it while this tab reads and opens its storage and
+    // loads its core. An observe-only join never runs for leadership: it must not hold the
+    // lock even briefly.
     const early = !this.core && !policy.observeOnly && coreStatus().state !== 'failed';
     if (early && this.authorityName_ === 'web-locks' && this.locks && !this.early.has(resource)) {
-      this.requestEarly(resource);
-    }
-    this.step((core, now) => core.join(now, resource, policy));
-  }
-
-  /**
-   * Requests the lock of `resource` before the core is loaded. The request goes out after
-   * a look at the lock manager: Chromium can leave a page's very first lock request queued
-   * for ever when it is aborted in the task that made it (an app that disposes at once,
-   * as React StrictMode's mount and unmount do), and not after a `query()`.
-   */
-  requestEarly(resource) {
-    this.early.set(resource, 'asking');
-    const request = () => {
-      if (this.closed || this.early.get(resource) !== 'asking') return; // taken over or given up meanwhile
-      this.early.set(resource, 'requested');
+      this.early.add(resource);
       this.locks.request(resource, 'queue');
-    };
-    const { locks } = this.env;
-    if (typeof locks.query !== 'function') {
-      request();
-      return;
     }
-    Promise.resolve()
-      .then(() => locks.query())
-      .then(request, request);
+    this.epochs.warm(resource);
+    this.step((core, now) => core.join(now, resource, policy));
   }
 
   /**
@@ -252,7 +234,7 @@ export class Runtime {
    * not take over is not wanted (the tab is not eligible for that resource now).
    */
   settleEarlyRequests() {
-    for (const [resource, state] of this.early) if (state === 'requested') this.locks.release(resource);
+    for (const resource of this.early) this.locks.release(resource);
     this.early.clear();
   }
 
@@ -418,6 +400,11 @@ export class Runtime {
         break;
       case 'fence-verdict':
         break; // an answer, read by fenceCheck
+      case 'leader-changed':
+        // A new term elsewhere: its epoch is in the store now; read it off the grant path.
+        this.epochs.heard(resource, this.core.view(resource)?.leaderEpoch ?? 0);
+        this.notices.push(effect);
+        break;
       default:
         this.notices.push(effect);
     }
@@ -446,9 +433,7 @@ export class Runtime {
 
   /** Whether a request made before the core was loaded stands for the core's own request. */
   takeOverEarly(resource, mode) {
-    const state = this.early.get(resource);
-    this.early.delete(resource);
-    return mode === 'queue' && state === 'requested';
+    return this.early.delete(resource) && mode === 'queue';
   }
 
   /** Hands a leadership change to the app; a throwing listener must not stop the engine. */

@@ -19,6 +19,12 @@
  * held without the marker belongs to foreign code: we wait in the queue as it would, and
  * report the steal as refused (`lock_unavailable`; counted in `foreignHolderWaits`).
  *
+ * Chromium ignores the abort of a request that its lock manager has not received yet (a
+ * page's first requests, aborted in the task that made them, as an app that disposes at
+ * once does under React StrictMode): the request stays queued, and is granted later. So
+ * an abort waits until the lock manager has answered the probe below, made right after the
+ * first request; a grant that comes meanwhile is given back, as any unwanted grant is.
+ *
  * Whether the Locks API works here at all is found out at the first request (see
  * locks-probe.js): a `SecurityError` from any queued request, `FAILURES_BEFORE_REFUSAL`
  * queued requests in a row that fail otherwise (a working lock manager rejects a queued
@@ -78,6 +84,13 @@ export class WebLocks {
     this.requests = new Map();
     /** Steals waiting for a look at the holder, per resource: a later call supersedes one. */
     this.holderChecks = new Map();
+    /**
+     * Until the lock manager has answered the probe made after our first request: its
+     * answer, which aborts wait for (see the module comment). Null before the first
+     * request and once answered.
+     * @type {Promise<void> | null}
+     */
+    this.reaching_ = null;
     this.disposed = false;
   }
 
@@ -88,13 +101,19 @@ export class WebLocks {
    */
   request(resource, mode) {
     if (this.disposed) return;
-    if (!this.probed) {
-      this.probed = true;
-      this.probe.run().then((error) => error && this.refuse(error));
-    }
     this.holderChecks.delete(resource);
     if (mode === 'steal' && this.markerName) this.stealFromBatonOnly(resource);
     else this.issue(resource, mode);
+    // After our request, so that the browser has that first, and the probe's answer tells
+    // that it has it: aborts wait for that answer (see the module comment).
+    if (!this.probed) {
+      this.probed = true;
+      const probed = this.probe.run().then((error) => {
+        if (this.reaching_ === probed) this.reaching_ = null;
+        if (error) this.refuse(error);
+      });
+      this.reaching_ = probed;
+    }
   }
 
   /**
@@ -178,7 +197,9 @@ export class WebLocks {
       req.unlock?.();
     } else if (req.controller) {
       req.aborted = true;
-      req.controller.abort();
+      const { controller } = req;
+      if (this.reaching_) this.reaching_.then(() => controller.abort());
+      else controller.abort();
     }
   }
 

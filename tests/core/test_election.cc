@@ -288,3 +288,35 @@ TEST_CASE("broadcast-only: a silent leader is replaced after takeoverMs even whe
   CHECK(world.now >= silent_since + ca.suspect_ms);
   CHECK(world.now < silent_since + ca.suspect_ms + ca.heartbeat_ms);
 }
+
+TEST_CASE("frames say observes-only while every resource joined is only observed, and at once when that changes") {
+  Election o(config("o", Authority::broadcast));
+  // Stepped before any join (the glue reports a hidden page first): not an observer yet.
+  Event hidden = event(EventKind::lifecycle, 0);
+  hidden.lifecycle = Lifecycle::hidden;
+  auto hello = frames(o.step(hidden));
+  REQUIRE(hello.size() == 2);  // the lifecycle's presence, then the hello
+  CHECK(!hello[1].observes_only);
+
+  Event observe = event(EventKind::join, 1, "ws");
+  observe.policy.observe_only = true;
+  auto fx = frames(o.step(observe));
+  REQUIRE(fx.size() == 1);
+  CHECK(fx[0].observes_only);
+
+  // Joining another resource only to observe it changes nothing, and sends nothing.
+  Event observe_sync = observe;
+  observe_sync.resource = "sync";
+  CHECK(frames(o.step(observe_sync)).empty());
+
+  // Competing for one of them (broadcast-channel's awaitLeadership) ends it.
+  Event compete = event(EventKind::join, 2, "sync");
+  fx = frames(o.step(compete));
+  REQUIRE(!fx.empty());
+  CHECK(!fx[0].observes_only);
+
+  // Leaving the one it competes for brings it back.
+  fx = frames(o.step(event(EventKind::leave, 3, "sync")));
+  REQUIRE(!fx.empty());
+  CHECK(fx.back().observes_only);
+}

@@ -26,9 +26,10 @@ struct Tab {
   std::string app_version = "1.0";
   double start_ms = 0;
   bool online = true;
+  bool observes_only = false;
 
   CandidateView view() const {
-    return {id, lifecycle, liveness, &capabilities, app_version, start_ms, online};
+    return {id, lifecycle, liveness, &capabilities, app_version, start_ms, online, observes_only};
   }
 };
 

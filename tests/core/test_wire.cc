@@ -69,6 +69,7 @@ struct Raw {
   V start_ms = 1000;
   V tick_seq = 5;
   V refresh_ms = 1000;
+  uint8_t flags = 0;
   std::optional<V> cap_count;  // default: caps.size()
   std::vector<Str> caps;
   std::optional<V> claim_count;  // default: claims.size()
@@ -93,6 +94,7 @@ Bytes build(const Raw& r) {
   put(out, r.start_ms);
   put(out, r.tick_seq);
   put(out, r.refresh_ms);
+  out.push_back(r.flags);
   put(out, r.cap_count ? *r.cap_count : V(r.caps.size()));
   for (const auto& c : r.caps) put(out, c);
   put(out, r.claim_count ? *r.claim_count : V(r.claims.size()));
@@ -136,6 +138,7 @@ Frame full_frame(Kind kind) {
   f.start_ms = 1'732'900'000'000ull;
   f.tick_seq = 300;
   f.refresh_ms = 1500;
+  f.observes_only = true;
   f.capabilities = {"ws.owner.v1", "feed.preferred"};
   f.claims = {{"feed", 42}, {"ws", kMaxEpoch}};
   f.subject = "feed";
@@ -156,6 +159,7 @@ void check_same(const Frame& a, const Frame& b) {
   CHECK(a.start_ms == b.start_ms);
   CHECK(a.tick_seq == b.tick_seq);
   CHECK(a.refresh_ms == b.refresh_ms);
+  CHECK(a.observes_only == b.observes_only);
   CHECK(a.capabilities == b.capabilities);
   REQUIRE(a.claims.size() == b.claims.size());
   for (size_t i = 0; i < a.claims.size(); ++i) {
@@ -257,6 +261,7 @@ TEST_CASE("wire: the encoder writes exactly the documented layout") {
   f.start_ms = 1000;
   f.tick_seq = 5;
   f.refresh_ms = 1000;
+  f.observes_only = true;
   f.capabilities = {"c1"};
   f.claims = {{"feed", 7}};
   f.subject = "s";
@@ -265,6 +270,7 @@ TEST_CASE("wire: the encoder writes exactly the documented layout") {
   Raw r;
   r.generation = 300;
   r.lifecycle = static_cast<uint8_t>(Lifecycle::restored);
+  r.flags = kObservesOnly;
   r.caps = {"c1"};
   r.claims = {{"feed", 7}};
   r.subject = "s";
@@ -310,6 +316,7 @@ TEST_CASE("wire: the hand-built default frame decodes") {
   CHECK(f.start_ms == 1000);
   CHECK(f.tick_seq == 5);
   CHECK(f.refresh_ms == 1000);
+  CHECK(!f.observes_only);
 }
 
 TEST_CASE("wire: empty input is truncated") {
@@ -331,7 +338,7 @@ TEST_CASE("wire: the size limit: kMaxFrameBytes is read, one byte more is oversi
 
   CHECK(decode_bytes(run(0xFF, kMaxFrameBytes + 1)) == DecodeError::oversized);
   CHECK(decode_bytes(run(0x00, 64 * 1024)) == DecodeError::oversized);
-  Bytes foreign = {kMagic, 2};
+  Bytes foreign = {kMagic, kProtocolVersion + 1};
   foreign.resize(kMaxFrameBytes + 1, 0);
   CHECK(decode_bytes(foreign) == DecodeError::oversized);  // size is checked first
 }
@@ -370,7 +377,7 @@ TEST_CASE("wire: bad magic") {
 }
 
 TEST_CASE("wire: foreign protocol version, whatever follows") {
-  for (uint8_t v : {uint8_t{0}, uint8_t{2}, uint8_t{255}}) {
+  for (uint8_t v : {uint8_t{0}, uint8_t{1}, uint8_t{3}, uint8_t{255}}) {
     CAPTURE(static_cast<int>(v));
     Raw r;
     r.version = v;
@@ -400,6 +407,19 @@ TEST_CASE("wire: bad lifecycle enum") {
     CAPTURE(static_cast<int>(l));
     Raw r;
     r.lifecycle = l;
+    CHECK(decode_bytes(build(r)) == DecodeError::bad_enum);
+  }
+}
+
+TEST_CASE("wire: the flags byte: observes-only reads back, an undefined bit is a bad enum") {
+  Raw r;
+  r.flags = kObservesOnly;
+  Frame f;
+  REQUIRE(decode_copy(build(r), f) == DecodeError::ok);
+  CHECK(f.observes_only);
+  for (uint8_t flags : {uint8_t{2}, uint8_t{3}, uint8_t{0x80}, uint8_t{255}}) {
+    CAPTURE(static_cast<int>(flags));
+    r.flags = flags;
     CHECK(decode_bytes(build(r)) == DecodeError::bad_enum);
   }
 }

@@ -32,6 +32,18 @@ const refusingIndexedDB = {
   },
 };
 
+/** indexedDB as an opaque origin has it, answering late: open()'s request fails in a later task. */
+const lateRefusingIndexedDB = {
+  open() {
+    const req = {};
+    setTimeout(() => {
+      req.error = denied();
+      req.onerror?.();
+    }, 0);
+    return req;
+  },
+};
+
 /** A lock manager that never answers: requests and queries stay pending for ever. */
 function hangingLocks() {
   const calls = [];
@@ -103,6 +115,18 @@ test("a sandboxed iframe: 'auto' finds Web Locks and IndexedDB refused at first 
 
   // No store vouches for the epoch: the effect is refused, not run.
   await assert.rejects(handle.fenced(() => 'ran'), { code: 'EPOCH_NOT_DURABLE' });
+});
+
+test("a sandboxed iframe whose IndexedDB refuses after navigator.locks: one fallback, straight to broadcast", async (t) => {
+  const browser = createBrowser();
+  const env = sandboxedTab(browser, 'a');
+  env.indexedDB = lateRefusingIndexedDB;
+  const baton = createBaton({ namespace: 'sandboxed-late', env });
+  t.after(() => baton.dispose());
+  const handle = baton.lead('job');
+  await waitFor(() => handle.state() === 'leader' && baton.support().indexedDB === false);
+  const metrics = baton.metrics();
+  assert.deepEqual([metrics.mode, metrics.glue.authorityFallbacks], ['broadcast', 1], 'an opaque origin never tries the lease');
 });
 
 test("Web Locks refused, IndexedDB working: 'auto' falls back to the lease, which still excludes a second leader", async (t) => {

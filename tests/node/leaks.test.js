@@ -45,7 +45,7 @@ test(`no leaks after ${MESSAGES} messages`, { timeout: 60_000 }, async (t) => {
 
   const sender = new browser.BroadcastChannel(channelName);
   cleanup.push(() => sender.close());
-  const garbage = new Uint8Array([0xba, 1, 9, 9, 9]);
+  const garbage = new Uint8Array([0xba, 2, 9, 9, 9]); // this protocol version (2), a bad kind
   const foreign = new Uint8Array([0xba, 99, 1]);
   let binary = 0;
   let notBinary = 0;

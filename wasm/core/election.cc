@@ -261,7 +261,7 @@ void Election::note_unseen_claims(const wire::Frame& f, double now) {
 }
 
 void Election::on_join(const Event& e, Effects& out) {
-  (void)out;
+  bool observed_only = observes_only();
   Resource* r = resources_.find(e.resource);
   if (!r) {
     r = resources_.insert(e.resource);
@@ -273,17 +273,20 @@ void Election::on_join(const Event& e, Effects& out) {
   r->policy = e.policy;
   r->left = false;
   trigger(*r, e.now_ms, true);
+  announce_observing(observed_only, out);
 }
 
 void Election::on_leave(std::string_view name, double now, Effects& out) {
   Resource* found = resources_.find(name);
   if (!found) return;
   Resource& r = *found;
+  bool observed_only = observes_only();
   step_down(r, Reason::abdicate, now, out);
   release_lock(r, out);
   // A lease release still in flight needs the resource for its lease_read.
   if (r.lease_op == LeaseOp::none) resources_.erase(name);
   else r.left = true;
+  announce_observing(observed_only, out);
 }
 
 void Election::on_lifecycle(Lifecycle l, double now, Effects& out) {

@@ -455,6 +455,13 @@ class Election {
   double refresh_ms() const;
   double presence_every_ms() const;
   bool leads_anything() const;
+  // True when this tab joined resources and only observes every one of them. Its frames say
+  // so (wire::kObservesOnly), so that no tab ranks it or names it as a leader's successor.
+  // A tab that joined none yet says nothing of the kind: the glue may step it (a lifecycle
+  // change) before its first join, and the frame saying otherwise would only cost one more.
+  bool observes_only() const;
+  // Tells the others at once when joining or leaving changed observes_only().
+  void announce_observing(bool before, Effects& out);
   // Reads the event's clocks: the offset between them (which a wall clock jump moves) and
   // whether the wall clock went back.
   void read_clocks(const Event& e);

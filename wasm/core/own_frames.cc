@@ -20,6 +20,7 @@ wire::Frame Election::frame(wire::Kind kind) const {
   f.start_ms = config_.start_ms > 0 ? static_cast<uint64_t>(config_.start_ms) : 0;
   f.tick_seq = tick_seq_;
   f.refresh_ms = static_cast<uint32_t>(std::min<double>(refresh_ms(), UINT32_MAX));
+  f.observes_only = observes_only();
   f.capabilities = config_.capabilities;
   for (const auto& [name, r] : resources_) {
     if (r.role == Role::leader) f.claims.push_back({name, r.epoch});
@@ -69,6 +70,21 @@ double Election::presence_every_ms() const { return claiming() ? claim_window_ms
 bool Election::leads_anything() const {
   return std::any_of(resources_.begin(), resources_.end(),
                      [](const auto& entry) { return entry.value.role == Role::leader; });
+}
+
+bool Election::observes_only() const {
+  bool joined = false;
+  for (const auto& [name, r] : resources_) {
+    if (r.left) continue;
+    if (!r.policy.observe_only) return false;
+    joined = true;
+  }
+  return joined;
+}
+
+// Before its hello the tab has told nothing: the hello says it.
+void Election::announce_observing(bool before, Effects& out) {
+  if (said_hello_ && observes_only() != before) send(frame(wire::Kind::presence), out);
 }
 
 }  // namespace baton

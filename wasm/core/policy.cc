@@ -75,7 +75,7 @@ int compare_versions(std::string_view a, std::string_view b) {
 
 bool is_eligible(const CandidateView& c, const Policy& p, std::string_view resource, std::string_view newest_app_version) {
   (void)resource;
-  if (c.liveness != Liveness::alive) return false;
+  if (c.liveness != Liveness::alive || c.observes_only) return false;
   if (c.lifecycle == Lifecycle::closing || c.lifecycle == Lifecycle::frozen) return false;
   if (!p.allow_hidden && c.lifecycle == Lifecycle::hidden) return false;
   if (p.requires_network && !c.online) return false;

@@ -27,6 +27,10 @@ struct CandidateView {
   std::string_view app_version;
   double start_ms;
   bool online;
+  // Another tab that only observes every resource it joined (wire::kObservesOnly): never
+  // eligible, so it neither ranks, nor is named successor, nor vetoes by its app version.
+  // This tab's own view leaves it false: its policy per resource says whether it observes.
+  bool observes_only;
 };
 
 // Compares dotted versions ("1.10.2" > "1.9"): numeric parts as numbers, below textual

@@ -40,7 +40,7 @@ Presence::Observed Presence::observe(const wire::Frame& f, double now_ms) {
   bool first_progress = progress && !is_new && !c.progressed;
   if (first_progress) c.progressed = true;
   bool changed = is_new || first_progress || c.lifecycle != f.lifecycle || c.app_version != f.app_version ||
-                 c.capabilities != f.capabilities;
+                 c.capabilities != f.capabilities || c.observes_only != f.observes_only;
   if (is_new) {
     if (const Forgotten* old = forgotten_.find(f.sender)) {
       if (old->generation == f.generation && f.tick_seq <= old->tick_seq) {
@@ -66,6 +66,7 @@ Presence::Observed Presence::observe(const wire::Frame& f, double now_ms) {
   c.app_version = f.app_version;
   c.start_ms = f.start_ms;
   c.capabilities = f.capabilities;
+  c.observes_only = f.observes_only;
   // Only a sequence above every one seen (or a second sender's, above its own) is
   // progress: a replayed or reordered frame must not revive a stalled sender.
   c.tick_seq = is_new && progress ? f.tick_seq : std::max(c.tick_seq, f.tick_seq);

@@ -35,6 +35,7 @@ struct Candidate {
   Version app_version;
   uint64_t start_ms = 0;
   Capabilities capabilities;
+  bool observes_only = false;  // it never leads (wire::kObservesOnly)
   uint64_t tick_seq = 0;
   uint64_t below_tick = 0;     // the highest tick seen below tick_seq (see observe)
   bool below_seen = false;

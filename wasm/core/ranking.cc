@@ -9,12 +9,12 @@ namespace baton {
 
 CandidateView Election::self_view() const {
   return {config_.id, lifecycle_, Liveness::alive, &config_.capabilities, config_.app_version, config_.start_ms,
-          online_};
+          online_, false};
 }
 
 CandidateView Election::view_of(const Candidate& c, double now) const {
   return {c.id, c.lifecycle, Presence::liveness(c, now), &c.capabilities, c.app_version,
-          static_cast<double>(c.start_ms), true};
+          static_cast<double>(c.start_ms), true, c.observes_only};
 }
 
 // A tab with newer code makes older ones yield while it leads, or for one suspect

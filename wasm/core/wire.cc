@@ -105,7 +105,7 @@ const char* to_string(DecodeError e) {
 
 // The largest frame encode() can emit: every string and count at its limit, every number
 // at its largest (a varint of 2^53 - 1 takes 8 bytes, of 2^32 - 1 five).
-constexpr size_t kLargestFrame = 3 + (1 + kMaxIdBytes) + 5 + 1 + (1 + kMaxVersionBytes) + 8 + 8 + 5 +
+constexpr size_t kLargestFrame = 3 + (1 + kMaxIdBytes) + 5 + 1 + (1 + kMaxVersionBytes) + 8 + 8 + 5 + 1 +
                                   1 + kMaxCapabilities * (1 + kMaxCapabilityBytes) +
                                   1 + kMaxClaims * (1 + kMaxResourceBytes + 8) + (1 + kMaxResourceBytes) +
                                   (1 + kMaxIdBytes);
@@ -123,6 +123,7 @@ FrameBytes encode(const Frame& f) {
   put_varint(out, std::min(f.start_ms, kMaxEpoch));
   put_varint(out, std::min(f.tick_seq, kMaxEpoch));
   put_varint(out, f.refresh_ms);
+  out.push_back(f.observes_only ? kObservesOnly : 0);
   size_t caps = std::min(f.capabilities.size(), kMaxCapabilities);
   put_varint(out, caps);
   for (size_t i = 0; i < caps; ++i) put_string(out, f.capabilities[i], kMaxCapabilityBytes);
@@ -159,6 +160,9 @@ DecodeError decode(const uint8_t* data, size_t size, Frame& out) {
   out.start_ms = r.varint(kMaxEpoch);
   out.tick_seq = r.varint(kMaxEpoch);
   out.refresh_ms = static_cast<uint32_t>(r.varint(UINT32_MAX));
+  uint8_t flags = r.byte();
+  if (r.ok() && (flags & ~kKnownFlags) != 0) r.fail(DecodeError::bad_enum);
+  out.observes_only = (flags & kObservesOnly) != 0;
   if (!r.ok()) return r.error();
   uint64_t caps = r.varint(kMaxCapabilities);
   if (r.error() == DecodeError::bad_number) return DecodeError::too_many;

@@ -3,7 +3,8 @@
 // Layout (all integers are unsigned LEB128 varints, strings are varint length + UTF-8):
 //   magic 0xBA, protocol version, kind,
 //   sender: id, generation, lifecycle, app version, start time (ms), tick sequence,
-//           refresh interval (ms), capabilities (count + strings),
+//           refresh interval (ms), flags (one byte: kObservesOnly), capabilities
+//           (count + strings),
 //   claims: count + (resource, epoch) pairs       -- terms the sender holds,
 //   subject resource, target id                   -- for goodbye / abdicate request.
 // Decoding checks every length, count and enum, rejects trailing bytes and frames over
@@ -17,8 +18,9 @@
 namespace baton::wire {
 
 constexpr uint8_t kMagic = 0xBA;
-constexpr uint8_t kProtocolVersion = 1;
-// The limits are chosen so that the largest frame the encoder can emit (964 bytes)
+// 2: the flags byte (observes only), so that no tab ranks or names a tab that never leads.
+constexpr uint8_t kProtocolVersion = 2;
+// The limits are chosen so that the largest frame the encoder can emit (965 bytes)
 // fits kMaxFrameBytes; the glue rejects longer names with a TypeError up front.
 constexpr size_t kMaxFrameBytes = 1024;
 constexpr size_t kMaxIdBytes = 64;
@@ -58,6 +60,12 @@ struct Claim {
 // allocated (terms start at 1). The others give it time to claim instead of competing.
 constexpr uint64_t kPendingEpoch = 0;
 
+// The sender's flags byte; a bit not defined here is malformed.
+// kObservesOnly: the sender only observes every resource it joined (it never leads), so
+// the others neither rank it nor name it as a leader's successor.
+constexpr uint8_t kObservesOnly = 1;
+constexpr uint8_t kKnownFlags = kObservesOnly;
+
 struct Frame {
   uint8_t version = kProtocolVersion;
   Kind kind = Kind::presence;
@@ -68,6 +76,7 @@ struct Frame {
   uint64_t start_ms = 0;
   uint64_t tick_seq = 0;
   uint32_t refresh_ms = 0;
+  bool observes_only = false;  // kObservesOnly
   Capabilities capabilities;
   FixedVector<Claim, kMaxClaims> claims;
   ResourceName subject;

@@ -6,6 +6,10 @@
 //   decodeFrame(bytes) -> the same fields (to replay or alter a captured frame)
 
 export const MAGIC = 0xba;
+/** wire::kProtocolVersion: frames of any other version are dropped as foreign, not judged. */
+export const VERSION = 2;
+/** The flags byte's bit: the sender only observes (wire::kObservesOnly). */
+export const OBSERVES_ONLY = 1;
 export const KINDS = ['', 'hello', 'presence', 'heartbeat', 'goodbye', 'abdicate_request'];
 export const LIFECYCLES = ['active', 'hidden', 'frozen', 'restored', 'closing'];
 
@@ -29,7 +33,7 @@ function string(out, value) {
 
 /** Encodes a frame; every field has a plausible default. */
 export function encodeFrame({
-  version = 1,
+  version = VERSION,
   kind = 'presence',
   sender,
   generation = 1,
@@ -38,6 +42,7 @@ export function encodeFrame({
   startMs = 0,
   tickSeq = 0,
   refreshMs = 1000,
+  observesOnly = false,
   capabilities = [],
   claims = [],
   subject = '',
@@ -51,6 +56,7 @@ export function encodeFrame({
   varint(out, startMs);
   varint(out, tickSeq);
   varint(out, refreshMs);
+  out.push(observesOnly ? OBSERVES_ONLY : 0);
   varint(out, capabilities.length);
   for (const capability of capabilities) string(out, capability);
   varint(out, claims.length);
@@ -92,6 +98,7 @@ export function decodeFrame(bytes) {
   frame.startMs = num();
   frame.tickSeq = num();
   frame.refreshMs = num();
+  frame.observesOnly = (byte() & OBSERVES_ONLY) !== 0;
   frame.capabilities = Array.from({ length: num() }, str);
   frame.claims = Array.from({ length: num() }, () => ({ resource: str(), epoch: num() }));
   frame.subject = str();
@@ -115,7 +122,7 @@ export function hostileFrames({ resource, leader, epoch, ids, replays = [] }) {
     ['abdicate request (a follower\'s id)', encodeFrame({ kind: 'abdicate_request', sender: followers[0], subject: resource, target: leader })],
     ['appVersion 999', encodeFrame({ kind: 'presence', sender: 'evil-5', appVersion: '999' })],
     ['goodbye naming a follower (made-up sender)', encodeFrame({ kind: 'goodbye', sender: 'evil-6', subject: resource, target: followers[0] })],
-    ['malformed (length past the end)', new Uint8Array([MAGIC, 1, 2, 250, 1, 2])],
+    ['malformed (length past the end)', new Uint8Array([MAGIC, VERSION, 2, 250, 1, 2])],
     ['malformed (bad lifecycle)', (() => {
       const bytes = encodeFrame({ kind: 'presence', sender: 'evil-7' });
       bytes[3 + 1 + 'evil-7'.length + 1] = 99;
