@@ -155,8 +155,16 @@ export interface FakeIDBRequest<T> {
   readonly result: T;
   readonly error: DOMException | null;
   onsuccess: ((event: { target: FakeIDBRequest<T> }) => void) | null;
-  onerror: ((event: { target: FakeIDBRequest<T> }) => void) | null;
+  /**
+   * A failed request (an `add` whose key exists: `ConstraintError`). The transaction then
+   * aborts, unless the handler calls `preventDefault()` and the transaction was not told
+   * to `commit()`.
+   */
+  onerror: ((event: { target: FakeIDBRequest<T>; preventDefault(): void }) => void) | null;
 }
+
+/** A key: a number, a string, or an array of keys (compared by value, as in IndexedDB). */
+export type FakeIDBKey = number | string | FakeIDBKey[];
 
 export interface FakeIDBOpenRequest extends FakeIDBRequest<FakeIDBDatabase> {
   onupgradeneeded: ((event: { target: FakeIDBOpenRequest; oldVersion: number; newVersion: number }) => void) | null;
@@ -184,8 +192,10 @@ export interface FakeIDBTransaction {
 }
 
 export interface FakeIDBObjectStore {
-  get(key: string): FakeIDBRequest<unknown>;
-  put(value: unknown, key: string): FakeIDBRequest<string>;
+  get(key: FakeIDBKey): FakeIDBRequest<unknown>;
+  put(value: unknown, key: FakeIDBKey): FakeIDBRequest<FakeIDBKey>;
+  /** As `put`, but fails with a `ConstraintError` when the key exists. */
+  add(value: unknown, key: FakeIDBKey): FakeIDBRequest<FakeIDBKey>;
 }
 
 export interface IndexedDBStats {
@@ -193,6 +203,8 @@ export interface IndexedDBStats {
   opens: number;
   /** Transactions created. */
   transactions: number;
+  /** Of those, read-only ones. */
+  readonly: number;
   committed: number;
   /** Failed or aborted. */
   failed: number;
@@ -218,7 +230,7 @@ export interface FakeIndexedDB {
   /** Deletes every database, as clearing the site's data does. */
   clear(): void;
   /** A structured clone of the value under `key` in `store` of database `name`, or undefined. */
-  peek(name: string, store: string, key: string): unknown;
+  peek(name: string, store: string, key: FakeIDBKey): unknown;
   stats(): IndexedDBStats;
 }
 

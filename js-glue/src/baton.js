@@ -247,6 +247,7 @@ class Baton {
       network: (online) => this.runtime_.network(online),
       pagehide: () => this.suspend(),
       pageshow: () => this.restore(),
+      storage: (key, value) => this.storage.epochs.mirrored(key, value),
     });
     this.lifecycleState_ = this.watch.visibility();
     this.runtime_ = this.startRuntime();

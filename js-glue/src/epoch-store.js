@@ -1,12 +1,40 @@
 /**
- * The per-resource epoch counter behind `allocate_epoch`:
- * `next = max(stored, floor, known) + 1`, committed before it is reported.
+ * The per-resource epochs behind `allocate_epoch`: `next = max(top, floor, known) + 1`,
+ * committed before it is reported.
  *
- * Durable only through IndexedDB: one read-write transaction, which the browser serialises
- * against every other tab's, in every process. localStorage is a mirror of the highest
- * epoch this origin issued, used as one more floor: the end-to-end tests showed that
- * Chromium propagates a localStorage write to other renderer processes asynchronously, so
- * a tab granted the lock right after a fast hand-over could still read the old counter.
+ * Durable only through IndexedDB, in the `epochs` store: the counter (key `resource`,
+ * value: the top, the highest epoch issued) and one key per allocation, `[resource, t + 1]`,
+ * written by the allocation that moved the top from `t` (its value: the epoch it issued).
+ * So, once the top was `t`, key `[resource, t + 1]` exists exactly when someone allocated
+ * after that; keys are never deleted (one small record per term).
+ *
+ * That gives the grant a path of one trip to the store. A tab that knows a value `b` the
+ * top had (it read it from the store, or committed it) allocates `b + 1` without waiting
+ * for a read: in one transaction it `add`s key `[resource, b + 1]` and puts the counter,
+ * and commits at once. If someone allocated after `b`, the key exists, the `add` fails
+ * with a ConstraintError, and the whole transaction aborts (nothing of it is written):
+ * then the tab tries once more from the counter read in that transaction, and after a
+ * second miss reads the counter and writes above it (two trips, as before). A value
+ * anyone else claims (a frame, the localStorage mirror, the core's floor) never serves as
+ * `b`: above `b` it only sends the tab to the read. The read-write transactions of all
+ * tabs are serialised by the browser, so a committed `add` proves the top was still `b`.
+ * Followers keep `b` fresh: they read the counter when joining and again whenever they
+ * hear of a leader with a higher epoch, from a frame or from the `storage` event of the
+ * new term's localStorage mirror (off the grant path, read-only).
+ *
+ * The lease (lease.js) moves the same counter and writes the same keys, so a lease term
+ * and a Web Locks term of one origin never share an epoch.
+ *
+ * Tabs of an earlier build (before the per-epoch keys) write only the counter: a tab of
+ * this build would not see their allocations on its one-trip path. It reads the counter in
+ * that transaction too (sent with the writes, so it costs no trip) and reports a counter
+ * above `b`, or below an epoch it committed, as inconsistent: that term is not durable.
+ * The counter from an earlier build is the floor of the first allocation.
+ *
+ * localStorage is a mirror of the highest epoch this origin issued, used as one more floor:
+ * the end-to-end tests showed that Chromium propagates a localStorage write to other
+ * renderer processes asynchronously, so a tab granted the lock right after a fast hand-over
+ * could still read the old counter.
  *
  * When IndexedDB is missing, fails, times out or answers below what this tab already
  * committed (a lost write, a stale read), the epoch is `max(floor, known) + 1` and reported
@@ -15,6 +43,11 @@
  *
  * @module tab-baton/epoch-store
  */
+
+/** The key the allocation that moves `resource`'s top from `top` writes (see above). */
+export function successorKey(resource, top) {
+  return [resource, top + 1];
+}
 
 export class EpochStore {
   /**
@@ -33,12 +66,75 @@ export class EpochStore {
     this.mirror = new Map();
     /** resource -> an allocation begun at a lock's grant, before the core asked for it. */
     this.early = new Map();
+    /** resource -> `b`: a value the store's top had, read or committed by this tab. */
+    this.top = new Map();
+    /** resource -> whether another read is wanted once the one in flight has answered. */
+    this.reading = new Map();
+    /** resource -> the highest epoch another tab claimed to lead with (frames: a hint). */
+    this.claimed = new Map();
+    /** localStorage key of a joined resource's mirror -> the resource. */
+    this.mirrors = new Map();
   }
 
-  /** Joining `resource`: open the database and read the mirror now, not on the grant. */
+  /** Joining `resource`: open the database, read the mirror and the top now, not on the grant. */
   warm(resource) {
     this.database?.warm();
+    this.mirrors.set(this.key(resource), resource);
     if (!this.mirror.has(resource)) this.mirror.set(resource, this.readMirror(resource));
+    this.readTop(resource);
+  }
+
+  /**
+   * Another tab leads `resource` with `epoch` (a frame's claim): if that is above the top
+   * this tab knows, the top is read again, so that this tab's next grant can take one trip.
+   * Until the store shows a top at or above the claim, allocations take two trips (one
+   * would be wasted on a key that is likely taken).
+   */
+  heard(resource, epoch) {
+    if (epoch > (this.claimed.get(resource) ?? 0)) this.claimed.set(resource, epoch);
+    if (epoch > (this.top.get(resource) ?? 0)) this.readTop(resource);
+  }
+
+  /**
+   * Another tab raised a localStorage key: the mirror of a joined resource is raised by each
+   * new term (after its epoch is committed), so it is heard as a claim. It often comes
+   * before the core follows the new leader: after a crash, a follower adopts the next
+   * leader only once the old one is silent, seconds later.
+   */
+  mirrored(key, value) {
+    const resource = this.mirrors.get(key);
+    if (resource !== undefined) this.heard(resource, parseStored(value));
+  }
+
+  /**
+   * Reads the counter in a read-only transaction and keeps it as `b` unless the one known
+   * is higher (both were the store's top once). One read at a time per resource: a burst of
+   * frames, forged or not, costs one more read at most. A failed read changes nothing: the
+   * next allocation takes the two trips and reports the failure.
+   */
+  readTop(resource) {
+    if (!this.database) return;
+    if (this.reading.has(resource)) {
+      this.reading.set(resource, true);
+      return;
+    }
+    this.reading.set(resource, false);
+    let top = 0;
+    this.database
+      .transaction(['epochs'], 'readonly', ({ epochs }) => {
+        const get = epochs.get(resource);
+        get.onsuccess = () => {
+          top = parseStored(get.result);
+        };
+      })
+      .then(() => {
+        if (!(this.top.get(resource) >= top)) this.top.set(resource, top);
+      }, () => {})
+      .then(() => {
+        const again = this.reading.get(resource);
+        this.reading.delete(resource);
+        if (again) this.readTop(resource);
+      });
   }
 
   /**
@@ -95,21 +191,50 @@ export class EpochStore {
     return Math.max(floor, this.known.get(resource) ?? 0, this.mirror.get(resource) ?? this.readMirror(resource));
   }
 
-  /** One read-write transaction: `next = max(stored, known) + 1`, committed as soon as it is written. */
-  commit(resource, known) {
-    let stored = 0;
-    let next = known + 1;
+  /**
+   * One allocation above `known`, committed as soon as it is written. One trip when this tab
+   * knows a top `b` at or above everything it knows or heard of: `add` key `b + 1` and put
+   * the counter, with the counter's read sent beside them (checked in `transact`). When that
+   * key exists (someone allocated after `b`), the `add` fails and, not prevented, aborts the
+   * whole transaction, the counter's put too; the read, answered before the abort, is a top
+   * the store had since, so one more trip from there; after a second miss, two trips: the
+   * read first, `next = max(stored, known) + 1`. Resolves to `{stored, next, after}`
+   * (`stored`: the counter the transaction found; `after`: `b`, or null after a read).
+   */
+  commit(resource, known, tries = 2) {
+    const b = this.top.get(resource);
+    const after = tries > 0 && b !== undefined && Math.max(known, this.claimed.get(resource) ?? 0) <= b ? b : null;
+    let stored = -1;
+    let next = b + 1;
+    let taken = false;
     return this.database
       .readwrite(['epochs'], ({ epochs }, tx) => {
-        const get = epochs.get(resource);
-        get.onsuccess = () => {
-          stored = parseStored(get.result);
-          next = Math.max(stored, known) + 1;
+        const write = (top, how) => {
+          const claim = epochs[how](next, successorKey(resource, top));
+          claim.onerror = () => {
+            taken = claim.error?.name === 'ConstraintError';
+          };
           epochs.put(next, resource);
           tx.commit?.();
         };
+        const get = epochs.get(resource);
+        get.onsuccess = () => {
+          stored = parseStored(get.result);
+          if (after !== null) return;
+          next = Math.max(stored, known) + 1;
+          write(stored, 'put');
+        };
+        if (after !== null) write(after, 'add');
       })
-      .then(() => ({ stored, next }));
+      .then(
+        () => ({ stored, next, after }),
+        (error) => {
+          if (!taken) throw error;
+          if (stored > b) this.top.set(resource, stored);
+          else this.top.delete(resource);
+          return this.commit(resource, known, tries - 1);
+        },
+      );
   }
 
   allocateNow(resource, floor, done) {
@@ -129,13 +254,18 @@ export class EpochStore {
   transact(resource, known) {
     const committed = this.health.durable.get(resource) ?? 0;
     return this.commit(resource, known).then(
-      ({ stored, next }) => {
-        if (stored < committed) {
-          // The store answered below an epoch this tab committed in it.
+      ({ stored, next, after }) => {
+        // Below an epoch this tab committed: a lost write or a stale read. Above the `b` a
+        // one-trip allocation went from, though key `b + 1` was free: the counter was moved
+        // without its key (a tab of an earlier build), so `next` may have been issued.
+        // Either way the term's epoch is above the counter found, but not durable.
+        if (stored < committed || (after !== null && stored > after)) {
           this.health.inconsistent();
-          return this.notDurable(resource, next - 1);
+          this.top.delete(resource);
+          return this.notDurable(resource, Math.max(next - 1, stored));
         }
         this.health.recovered();
+        this.top.set(resource, next);
         return { epoch: this.committed(resource, next), durable: true };
       },
       (error) => {

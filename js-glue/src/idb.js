@@ -1,6 +1,7 @@
 /**
- * The IndexedDB database of one namespace: `epochs` (durable counters, key = resource)
- * and `leases` (lease records, key = `v<protocol>/<resource>`).
+ * The IndexedDB database of one namespace: `epochs` (per resource, the epoch counter, key
+ * = resource, and one record per term, key = [resource, n]: see epoch-store.js) and
+ * `leases` (lease records, key = `v<protocol>/<resource>`).
  *
  * Opened when a resource is joined and kept open (warm), so that the grant path pays one
  * transaction and no open. Every operation has a deadline: an open or a transaction that
@@ -105,6 +106,18 @@ export class Database {
    * @returns {Promise<void>}
    */
   readwrite(storeNames, body) {
+    return this.transaction(storeNames, 'readwrite', body);
+  }
+
+  /**
+   * Runs `body(stores, tx)` in one transaction of `mode` ('readwrite': see `readwrite`;
+   * 'readonly': the same deadline) over `storeNames`.
+   * @param {string[]} storeNames
+   * @param {'readwrite'|'readonly'} mode
+   * @param {(stores: Record<string, any>, tx: any) => void} body
+   * @returns {Promise<void>}
+   */
+  transaction(storeNames, mode, body) {
     return new Promise((resolve, reject) => {
       let tx = null;
       let settled = false;
@@ -127,7 +140,7 @@ export class Database {
           // tab's and the browser's processes ending, not an operating-system crash or power
           // loss right after it. Chromium's default (measured: a strict epoch transaction
           // takes about three times as long); asked for, so that every browser does the same.
-          tx = db.transaction(storeNames, 'readwrite', { durability: 'relaxed' });
+          tx = mode === 'readwrite' ? db.transaction(storeNames, mode, { durability: 'relaxed' }) : db.transaction(storeNames, mode);
         } catch (error) {
           // A closed connection: open again next time.
           this.opening_ = null;

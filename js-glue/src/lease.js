@@ -18,6 +18,9 @@ export class LeaseAuthority {
    * @param {object} deps
    * @param {import('./idb.js').Database} deps.database
    * @param {(resource: string) => string} deps.key store key of a resource's record
+   * @param {(resource: string, top: number) => any[]} deps.successorKey the epoch key an
+   *   allocation above `top` writes (epoch-store.js; passed in, so that this lazy chunk
+   *   does not share a module with the main one)
    * @param {(resource: string, record: object | null) => object | null} deps.read steps the record
    *   read into the core; returns the record it answers to write, or null
    * @param {(resource: string, record: object | null) => void} deps.committed
@@ -26,8 +29,8 @@ export class LeaseAuthority {
    * @param {string} deps.owner this tab's id, to recognise its own records
    * @param {Record<string, number>} deps.counters
    */
-  constructor({ database, key, read, committed, failed, health, owner, counters }) {
-    Object.assign(this, { database, key, read, committed, failed, health, owner, counters });
+  constructor({ database, key, successorKey, read, committed, failed, health, owner, counters }) {
+    Object.assign(this, { database, key, successorKey, read, committed, failed, health, owner, counters });
     /** @type {Set<{tx: any, aborted: boolean}>} the transactions in flight */
     this.running = new Set();
   }
@@ -100,7 +103,12 @@ export class LeaseAuthority {
           if (next) {
             wrote = next;
             leases.put({ ...next }, key);
-            if (next.epoch > floor) epochs.put(next.epoch, resource);
+            // A new term above the counter moves it as an epoch allocation does (epoch-store.js):
+            // the counter and the key that tells a tab that read `floor` that it is taken.
+            if (next.epoch > floor) {
+              epochs.put(next.epoch, this.successorKey(resource, floor));
+              epochs.put(next.epoch, resource);
+            }
           }
           tx.commit?.();
         };

@@ -2,7 +2,8 @@
  * Page lifecycle and network events, turned into what the core understands:
  * `visibilitychange` -> active / hidden, `freeze` -> frozen, `resume` -> restored,
  * `pagehide` -> leave at once (persisted: the page may come back from the bfcache),
- * `pageshow` with `persisted` -> come back with a new generation, `online` / `offline`.
+ * `pageshow` with `persisted` -> come back with a new generation, `online` / `offline`,
+ * and `storage` (another tab of the origin wrote localStorage: the key and its new value).
  *
  * A dedicated worker has no document: only `online` / `offline` (on `self`) apply there.
  *
@@ -15,6 +16,7 @@
  * @property {(online: boolean) => void} network
  * @property {() => void} pagehide
  * @property {() => void} pageshow a persisted page was restored from the bfcache
+ * @property {(key: string | null, value: string | null) => void} storage
  */
 
 /**
@@ -45,6 +47,7 @@ export function watchLifecycle(env, handlers) {
     });
     on(env.events, 'online', () => handlers.network(true));
     on(env.events, 'offline', () => handlers.network(false));
+    on(env.events, 'storage', (event) => handlers.storage(event.key, event.newValue));
   }
 
   return {

@@ -33,6 +33,7 @@ import { Channel } from './channel.js';
 import { WebLocks } from './web-locks.js';
 import { LOCKS_PROBE_TIMEOUT_MS, probeLocks } from './locks-probe.js';
 import { reportError } from './errors.js';
+import { successorKey } from './epoch-store.js';
 import {
   AUTHORITY_NAMES,
   EVENT_KIND_DISPOSE,
@@ -154,6 +155,7 @@ export class Runtime {
               health,
               owner: config.id,
               key: names.leaseKey,
+              successorKey,
               read: (resource, record) =>
                 this.answer((core, now) => core.leaseRead(now, resource, record), 'lease-write')?.record ?? null,
               committed: (resource, record) => this.step((core, now) => core.leaseResult(now, resource, record)),
@@ -400,6 +402,11 @@ export class Runtime {
         break;
       case 'fence-verdict':
         break; // an answer, read by fenceCheck
+      case 'leader-changed':
+        // A new term elsewhere: its epoch is in the store now; read it off the grant path.
+        this.epochs.heard(resource, this.core.view(resource)?.leaderEpoch ?? 0);
+        this.notices.push(effect);
+        break;
       default:
         this.notices.push(effect);
     }

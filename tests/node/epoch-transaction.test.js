@@ -33,15 +33,21 @@ describe("the epoch's transaction", () => {
       }, { what: `the leader of term ${term + 1}` });
       epochs.push({ index: leader, epoch: handles[leader].token().epoch });
       assert.equal(batons[leader].metrics().degraded, false);
+      // The followers have heard of this term and read the store's new top (so that the next
+      // grant takes one transaction, not a wasted one first: epoch-one-trip.test.js).
+      await waitFor(() => {
+        const s = idb.stats();
+        return handles.every((h) => h.state() === 'released' || h.leader()?.epoch === epochs.at(-1).epoch) && s.committed + s.failed === s.transactions;
+      }, { what: 'the followers know the term' });
       handles[leader].release(); // the next tab in the lock's queue takes over
     }
     assert.deepEqual(epochs.map((e) => e.epoch), [1, 2, 3], 'one more per term');
     assert.equal(idb.peek('baton/epoch-tx', 'epochs', 'job'), 3);
     const stats = idb.stats();
-    assert.equal(stats.transactions, 3, 'one transaction per term');
+    assert.equal(stats.transactions - stats.readonly, 3, 'one read-write transaction per term');
     assert.equal(stats.relaxed, 3, 'every one asks for relaxed durability');
     assert.equal(stats.explicitCommits, 3, 'every one commits as soon as it has written');
-    assert.equal(stats.committed, 3);
+    assert.equal(stats.committed - stats.readonly, 3);
   });
 
   test("a hand-over's grant begins the epoch's transaction before the core steps the grant, and the core leads on that epoch", async () => {
@@ -56,7 +62,7 @@ describe("the epoch's transaction", () => {
           const db = req.result;
           const transaction = db.transaction.bind(db);
           db.transaction = (names, ...rest) => {
-            if (names.includes('epochs')) seen.push({ index, state: handles[index]?.state() });
+            if (names.includes('epochs') && rest[0] === 'readwrite') seen.push({ index, state: handles[index]?.state() });
             return transaction(names, ...rest);
           };
         };
@@ -103,9 +109,9 @@ describe("the epoch's transaction", () => {
     await waitFor(() => handles[1 - leader].state() === 'leader', { timeoutMs: 20000, what: 'the other tab leads' });
     const stats = idb.stats();
     assert.ok(stats.transactions >= 4);
-    assert.equal(stats.relaxed, stats.transactions, 'every lease transaction asks for relaxed durability');
+    assert.equal(stats.relaxed, stats.transactions - stats.readonly, 'every lease transaction asks for relaxed durability');
     // A transaction still running when the numbers were read has not committed yet.
-    assert.ok(stats.explicitCommits >= stats.committed, `${JSON.stringify(stats)}: every committed one was told to commit`);
+    assert.ok(stats.explicitCommits >= stats.committed - stats.readonly, `${JSON.stringify(stats)}: every committed read-write one was told to commit`);
     assert.equal(handles[1 - leader].token().epoch, 2);
   });
 });

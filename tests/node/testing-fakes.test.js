@@ -448,6 +448,44 @@ describe('IndexedDB', () => {
     assert.equal(idb.peek('db', 's', 'j'), undefined);
   });
 
+  test('add(): a key that exists fails with a ConstraintError and aborts the transaction (all its writes), unless prevented and not told to commit', async () => {
+    const idb = createIndexedDB();
+    const db = await openDb(idb.indexedDB);
+    assert.equal(await run(db, (store) => store.add('first', ['r', 1])), 'complete');
+    assert.equal(idb.peek('db', 's', ['r', 1]), 'first', 'array keys compare by value');
+    let error = null;
+    assert.equal(await run(db, (store) => {
+      store.put('lost', 'counter');
+      store.add('second', ['r', 1]).onerror = (event) => {
+        error = event.target.error.name;
+      };
+      store.put('lost too', 'other');
+    }), 'abort:ConstraintError');
+    assert.equal(error, 'ConstraintError');
+    assert.equal(idb.peek('db', 's', ['r', 1]), 'first');
+    assert.equal(idb.peek('db', 's', 'counter'), undefined, 'a write before the failed add is rolled back');
+    assert.equal(idb.peek('db', 's', 'other'), undefined, 'and one after it never happens');
+    // Prevented: the transaction goes on.
+    assert.equal(await run(db, (store) => {
+      store.add('second', ['r', 1]).onerror = (event) => event.preventDefault();
+      store.put('kept', 'counter');
+    }), 'complete');
+    assert.equal(idb.peek('db', 's', 'counter'), 'kept');
+    // Told to commit: any failed request aborts it, as in browsers.
+    assert.equal(await run(db, (store, tx) => {
+      store.add('second', ['r', 1]).onerror = (event) => event.preventDefault();
+      store.put('not kept', 'counter');
+      tx.commit();
+    }), 'abort:ConstraintError');
+    assert.equal(idb.peek('db', 's', 'counter'), 'kept');
+    assert.equal(await run(db, (store, tx) => {
+      store.add('two', ['r', 2]);
+      tx.commit();
+    }), 'complete');
+    assert.equal(idb.peek('db', 's', ['r', 2]), 'two');
+    await assert.rejects(run(db, (store) => store.put('x', { not: 'a key' })), (e) => e.name === 'DataError');
+  });
+
   test("client().crash(): the tab's transaction is rolled back without a callback, its requests are never answered, the others go on", async () => {
     const idb = createIndexedDB();
     const a = idb.client();

@@ -1,11 +1,15 @@
 /**
  * In-memory IndexedDB for one simulated origin: what tab-baton's lease mode and epoch store
  * use, and no more. Databases open with `onupgradeneeded`; object stores have out-of-line
- * keys; `get`/`put` run in transactions, one transaction at a time (as overlapping
- * read-write scopes do), each request answering in a later task; `oncomplete`, `onerror`,
- * `onabort`, `abort()` and `commit()` behave as in browsers (a transaction left to commit on
- * its own completes a task after its last request's success event; one told to `commit()`
- * completes with its last request). Values are stored as structured clones.
+ * keys (numbers, strings, and arrays of them); `get`/`put`/`add` run in transactions, one
+ * transaction at a time (as overlapping read-write scopes do), each request answering in a
+ * later task; `oncomplete`, `onerror`, `onabort`, `abort()` and `commit()` behave as in
+ * browsers (a transaction left to commit on its own completes a task after its last
+ * request's success event; one told to `commit()` completes with its last request). A
+ * failed request (`add` of a key that exists: `ConstraintError`) fires `error` at the
+ * request, then aborts the transaction unless its handler called `preventDefault()` (and
+ * the transaction was not told to `commit()`: such a one aborts on any failed request, as
+ * in browsers). Values are stored as structured clones.
  *
  * Not simulated: indexes, cursors, key ranges, `delete`, versionchange between
  * connections, quotas.
@@ -17,6 +21,18 @@
  * @typedef {'error' | 'throw' | 'abort' | 'version' | 'hang' | 'blocked' | 'lost-write' | 'stale-read'} IndexedDBFailure
  */
 const IDB_FAILURES = ['error', 'throw', 'abort', 'version', 'hang', 'blocked', 'lost-write', 'stale-read'];
+
+/**
+ * The map key of an IndexedDB key: numbers, strings and arrays of keys (what tab-baton
+ * uses), equal when IndexedDB compares them equal. Anything else is a `DataError`, as in
+ * browsers.
+ */
+function encodeKey(key) {
+  if (typeof key === 'number' && !Number.isNaN(key)) return `n${key}`;
+  if (typeof key === 'string') return `s${key}`;
+  if (Array.isArray(key)) return `a${JSON.stringify(key.map(encodeKey))}`;
+  throw new DOMException('not a valid key', 'DataError');
+}
 
 /**
  * Creates an empty IndexedDB; hand `.indexedDB`, or each tab its own `client().indexedDB`
@@ -44,10 +60,12 @@ export function createIndexedDB() {
   let running = null; // the transaction being run, if any
   /** @type {IndexedDBFailure | null} */
   let failure = null;
-  const stats = { opens: 0, transactions: 0, committed: 0, failed: 0, explicitCommits: 0, relaxed: 0 };
+  const stats = { opens: 0, transactions: 0, readonly: 0, committed: 0, failed: 0, explicitCommits: 0, relaxed: 0 };
   // Looked up at call time, so fake timers of a test framework also drive it.
   const later = (fn) => setTimeout(fn, 0);
   const request = (source) => ({ result: undefined, error: null, source, onsuccess: null, onerror: null });
+  // Stores are maps over an encoding of the key: array keys compare by value, as in IndexedDB.
+  const slot = (key) => encodeKey(key);
 
   /** Runs `fn` now, or parks it while the store hangs. */
   function whenAnswering(fn) {
@@ -66,10 +84,11 @@ export function createIndexedDB() {
   }
 
   class Transaction {
-    constructor(db, names, client, durability) {
+    constructor(db, names, client, mode, durability) {
       Object.assign(this, { db, names, client, durability, ops: [], undo: [], oncomplete: null, onerror: null, onabort: null, error: null, done: false, committing: false });
       stats.transactions += 1;
       if (durability === 'relaxed') stats.relaxed += 1;
+      if (mode === 'readonly') stats.readonly += 1;
       if (client.crashed) return; // a crashed tab's request is never answered
       queue.push(this);
       runNext();
@@ -79,6 +98,14 @@ export function createIndexedDB() {
       if (!this.names.includes(name)) throw new DOMException(`store ${name} not in scope`, 'NotFoundError');
       const map = this.db.stores.get(name);
       const previous = this.db.previous;
+      const write = (value, key) => {
+        if (failure === 'lost-write') return key;
+        const at = slot(key);
+        previous.set(`${name}\u0000${at}`, map.get(at));
+        this.undo.push({ map, key: at, had: map.has(at), value: map.get(at) });
+        map.set(at, structuredClone(value));
+        return key;
+      };
       const op = (fn) => {
         if (this.done || this.committing) throw new DOMException('transaction finished', 'TransactionInactiveError');
         const req = request(this);
@@ -86,17 +113,25 @@ export function createIndexedDB() {
         return req;
       };
       return {
-        get: (key) => op(() => {
-          const stale = failure === 'stale-read' && previous.has(`${name}\u0000${key}`);
-          return structuredClone(stale ? previous.get(`${name}\u0000${key}`) : map.get(key));
-        }),
-        put: (value, key) => op(() => {
-          if (failure === 'lost-write') return key;
-          previous.set(`${name}\u0000${key}`, map.get(key));
-          this.undo.push({ map, key, had: map.has(key), value: map.get(key) });
-          map.set(key, structuredClone(value));
-          return key;
-        }),
+        get: (key) => {
+          const at = slot(key);
+          return op(() => {
+            const stale = failure === 'stale-read' && previous.has(`${name}\u0000${at}`);
+            return structuredClone(stale ? previous.get(`${name}\u0000${at}`) : map.get(at));
+          });
+        },
+        put: (value, key) => {
+          slot(key);
+          return op(() => write(value, key));
+        },
+        /** As `put`, but a key that exists fails the request with a `ConstraintError`. */
+        add: (value, key) => {
+          const at = slot(key);
+          return op(() => {
+            if (map.has(at)) throw new DOMException('a record with this key exists', 'ConstraintError');
+            return write(value, key);
+          });
+        },
       };
     }
 
@@ -157,13 +192,23 @@ export function createIndexedDB() {
           this.fail(next.req.error);
           return;
         }
+        let result;
         try {
-          next.req.result = next.fn();
-          next.req.onsuccess?.({ target: next.req });
+          result = next.fn();
         } catch (error) {
-          this.fail(error);
+          next.req.error = error;
+          let prevented = false;
+          next.req.onerror?.({ target: next.req, preventDefault: () => { prevented = true; } });
+          // Told to commit, it aborts on a failed request however the handler answered.
+          if (!prevented || this.committing) {
+            this.fail(error);
+            return;
+          }
+          later(step);
           return;
         }
+        next.req.result = result;
+        next.req.onsuccess?.({ target: next.req });
         // Told to commit: no trip back to the page to find that nothing more comes.
         if (this.committing && this.ops.length === 0) step();
         else later(step);
@@ -194,7 +239,7 @@ export function createIndexedDB() {
       if (mode !== 'readwrite' && mode !== 'readonly') throw new TypeError('bad mode');
       const durability = options.durability ?? 'default';
       if (!['default', 'strict', 'relaxed'].includes(durability)) throw new TypeError('bad durability');
-      return new Transaction(this.db, Array.isArray(names) ? names : [names], this.client, durability);
+      return new Transaction(this.db, Array.isArray(names) ? names : [names], this.client, mode, durability);
     }
 
     close() {
@@ -267,7 +312,7 @@ export function createIndexedDB() {
     },
     /** A copy of the value stored under `key` in `store` of database `name`. */
     peek(name, store, key) {
-      return structuredClone(databases.get(name)?.stores.get(store)?.get(key));
+      return structuredClone(databases.get(name)?.stores.get(store)?.get(slot(key)));
     },
     stats: () => ({ ...stats }),
   };
