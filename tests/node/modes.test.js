@@ -18,8 +18,9 @@ afterEach(() => {
   open = [];
 });
 
+/** One Baton per tab; fixed seeds for the core's jitter, so that virtual figures are exact. */
 function batonsFor(tabs, options) {
-  const batons = tabs.map((tab) => createBaton({ namespace: 'modes', id: tab.id, env: tab.env, ...FAST, ...options }));
+  const batons = tabs.map((tab, i) => createBaton({ namespace: 'modes', id: tab.id, env: tab.env, seed: i + 1, ...FAST, ...options }));
   open.push(...batons);
   return batons;
 }
