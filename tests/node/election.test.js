@@ -290,17 +290,20 @@ describe('election (Web Locks authority)', () => {
     leaving.fire('window', 'pagehide');
     assert.notEqual(handles[first].state(), 'leader', 'stepped down in the handler');
     assert.ok(leaving.channels.every((c) => !c.closedByPage), 'the dispose step (which closes the channel) did not run in the handler');
-    leaving.freeze(); // torn down: no later task of this page runs
+    leaving.freeze({ deaf: true }); // torn down: no later task of this page runs, no frame reaches it
     await clock.until(() => leaderIndexes(handles).some((i) => i !== first), { what: 'a next leader' });
     const next = leaderIndexes(handles).find((i) => i !== first);
     const elected = watch.events.find((e) => e.index === next && e.type === 'elected');
     assert.ok(elected.epoch > oldEpoch, 'a newer term');
     assert.equal(batons[next].log().filter((t) => t.to === 'candidate').pop().reason, 'lock-granted', 'the lock was given back in the handler: granted, not stolen after a suspect timeout');
-    assert.equal(watch.overlaps(), 0);
+    assert.deepEqual(leaderIndexes(handles), [next]);
     assert.ok(leaving.channels.every((c) => !c.closedByPage), 'still nothing more ran in the leaving page');
+    const deposed = () => watch.events.some((e) => e.index === first && e.type === 'deposed');
+    assert.ok(!deposed(), 'nor did its callbacks: the deposed notice waits for the later task');
 
     leaving.thaw(); // a page that lives on (the bfcache) finishes leaving in that later task
     await clock.until(() => leaving.channels.every((c) => c.closedByPage), { what: 'the dispose step ran after the handler' });
+    await clock.until(deposed, { what: 'the deposed notice in that later task' });
     assert.ok(batons[first].log().some((t) => t.to === 'stepping-down' && t.reason === 'closing'), 'its log kept the closing step');
   });
 
