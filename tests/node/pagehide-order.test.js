@@ -6,9 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createBaton } from 'tab-baton';
-import { leaderIndexes, openTabs, waitFor } from './helpers/tabs.js';
+import { isMarker, leaderIndexes, openTabs, waitFor } from './helpers/tabs.js';
 
-/** Logs, for one tab, when its held lock goes back and when it posts a frame. */
+/** Logs, for one tab, when its held lock (and its marker) goes back and when it posts a frame. */
 function recordOrder(tab, log) {
   const { env } = tab;
   const request = env.locks.request.bind(env.locks);
@@ -17,7 +17,8 @@ function recordOrder(tab, log) {
       return request(name, options, (lock) => {
         const held = callback(lock);
         // Attached before the lock manager's own reaction: runs in the same microtask round.
-        Promise.resolve(held).then(() => log.push('released'), () => log.push('released'));
+        const what = isMarker(name) ? 'marker released' : 'released';
+        Promise.resolve(held).then(() => log.push(what), () => log.push(what));
         return held;
       });
     },
@@ -61,6 +62,7 @@ test('pagehide: the lock goes back before the goodbye, the notices and the callb
   assert.equal(handles[next].token().epoch, epoch + 1);
   const released = log.indexOf('released');
   assert.ok(released >= 0, `the lock went back: ${log.join(', ')}`);
+  assert.equal(log.indexOf('marker released'), released - 1, `the marker went back just before the lock: ${log.join(', ')}`);
   assert.equal(log[released + 1], 'post', `the goodbye follows the release: ${log.join(', ')}`);
   assert.ok(log.indexOf('onChange deposed') > released + 1, `the callbacks come after the goodbye: ${log.join(', ')}`);
 });
