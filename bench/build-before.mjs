@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 // Builds Baton's bench page from the JS glue of an earlier commit, to measure it beside the
-// current build in the same run (subject `baton-before` of bench/run.mjs, measured only when
-// named in --subjects). The wasm is this checkout's (build/wasm): for a change of the glue.
+// current build in the same run (subjects `baton-before`, `baton-broadcast-before` and
+// `baton-lease-before` of bench/run.mjs, measured only when named in --subjects). The wasm is
+// this checkout's (build/wasm): for a change of the glue.
 // Output: bench/pages/dist/before/ (gitignored; node bench/build-pages.mjs clears it).
 //
 //   node bench/build-before.mjs REF [NAME]   REF e.g. main, or a commit; into dist/NAME/
 //                                            (default before; bench/startup-trace.mjs
 //                                            --page dist/NAME/baton)
 //   node bench/run.mjs --only startup --subjects baton,baton-before,bare-locks --no-write
+//   node bench/run.mjs --only fallback-close --subjects baton-lease,baton-lease-before --no-write
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

@@ -7,14 +7,17 @@
 //     --quick     few trials, small N (about 90 s); does not rewrite bench/RESULTS.md unless --write
 //     --write     rewrite bench/RESULTS.md (the default without --quick)
 //     --json F    also write the raw results as JSON to F (default bench/out/results-<mode>.json)
-//     --only P    comma-separated subset of: size,throughput,startup,handover,diagnose,fallback,frozen,silent,idle,requests
-//                 (silent: only Baton's silent freeze under Web Locks, a part of frozen)
+//     --only P    comma-separated subset of: size,throughput,startup,handover,diagnose,fallback,fallback-close,diagnose-fallback,frozen,silent,idle,requests
+//                 (silent: only Baton's silent freeze under Web Locks, a part of frozen;
+//                 fallback-close: only the close hand-overs of fallback;
+//                 diagnose-fallback: Baton's fallback close hand-overs traced, see goodbyeBreakdown)
 //                 (with --only requests, --write replaces only that section of bench/RESULTS.md)
 //     --trials N  N trials per hand-over, frozen and start-up case instead of the mode's count
 //     --tabs N    N tabs per group instead of the mode's count (requests too: the asking tab and N - 1 leaders)
 //     --idle-ns L comma-separated tab counts for the idle phase instead of the mode's (e.g. 2,10)
 //     --subjects K  comma-separated subject keys (e.g. baton-lease): only those are measured
-//                 (baton-before: the page of node bench/build-before.mjs REF, measured only when named)
+//                 (baton-before, baton-broadcast-before, baton-lease-before: the page of
+//                 node bench/build-before.mjs REF, measured only when named)
 //     --before F  an earlier run's raw JSON: its targets beside this run's (printed, and in RESULTS.md)
 //     --report F  measure nothing: print the target check of a raw JSON written earlier (with
 //                 --write, render bench/RESULTS.md from it; --before as above)
@@ -31,7 +34,7 @@ import { measureSizes } from './lib/size.mjs';
 import { renderMarkdown, renderTargets } from './lib/report.mjs';
 import { requests } from './lib/requests.mjs';
 import { requestsSection, summarizeRequests, withRequestsSection } from './lib/requests-report.mjs';
-import { ms } from './lib/stats.mjs';
+import { ms, summarize } from './lib/stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -65,6 +68,8 @@ export const SUBJECTS = [
   { key: 'broadcast-channel-fallback', page: 'broadcast-channel', query: { locks: 'off' }, label: `broadcast-channel ${version('broadcast-channel')} fallback elector (no Web Locks)`, group: 'fallback', openOneByOne: true },
   // Only when named in --subjects: Baton's page built from an earlier commit's glue (bench/build-before.mjs).
   { key: 'baton-before', page: 'dist/before/baton', query: {}, label: 'Baton (Web Locks), earlier build', group: 'locks', fenced: true, baton: true, onlyNamed: true },
+  { key: 'baton-broadcast-before', page: 'dist/before/baton', query: { authority: 'broadcast', locks: 'off' }, label: 'Baton broadcast-only (no Web Locks), earlier build', group: 'fallback', fenced: true, baton: true, onlyNamed: true },
+  { key: 'baton-lease-before', page: 'dist/before/baton', query: { authority: 'lease', locks: 'off' }, label: 'Baton IndexedDB lease (no Web Locks), earlier build', group: 'fallback', fenced: true, baton: true, onlyNamed: true },
   // Hand-overs only: its documented bound (takeoverMs + heartbeatMs) on the authority `auto` picks.
   { key: 'awaforge-fallback', page: 'awaforge', query: { locks: 'off', ...AWAFORGE_TIMINGS }, label: `Baton's awaforge API, no Web Locks (heartbeatMs ${AWAFORGE_TIMINGS.heartbeatMs}, takeoverMs ${AWAFORGE_TIMINGS.takeoverMs})`, group: 'fallback', handoverOnly: true },
 ];
@@ -162,6 +167,16 @@ async function main() {
     log(`startup: ${CONFIG.startupTrials} trials per subject done`);
   };
   // Milliseconds-scale: one trial at a time, the libraries interleaved (see handovers()).
+  /** One line per subject: its close hand-overs (the figures to compare side by side). */
+  const logCloses = (closes) => {
+    for (const [key, trials] of Object.entries(closes)) {
+      const f = (field) => {
+        const x = summarize(trials.map((t) => t[field] ?? null));
+        return `p50 ${ms(x.median)}, p95 ${ms(x.p95)}`;
+      };
+      log(`close ${key} (n ${trials.length}): command -> leader ${f('fromCommand')}; pagehide -> leader ${f('fromPagehide')}; own pagehide work ${f('pagehideWork')}`);
+    }
+  };
   const runHandovers = async (bench) => {
     if (phase('handover')) {
       // Close and crash trials alternate in the same tabs.
@@ -171,6 +186,7 @@ async function main() {
         results.handover.close[s.key] = x[s.key].close;
         results.handover.crash[s.key] = x[s.key].crash;
       }
+      logCloses(results.handover.close);
     }
     if ((phase('diagnose') && CONFIG.diagnoseTrials) || (only && only.has('diagnose'))) {
       const traced = { ...SUBJECTS[0], key: 'baton-traced', query: { trace: '1' } };
@@ -178,10 +194,20 @@ async function main() {
       results.diagnose = x.close;
       results.diagnoseCrash = x.crash;
     }
-    if (phase('fallback')) {
+    if (only && only.has('diagnose-fallback')) {
+      const traced = FALLBACK.filter((x) => x.baton).map((x) => ({ ...x, key: `${x.key}-traced`, query: { ...x.query, trace: '1' } }));
+      const x = await handovers(bench, traced, { ...common, kinds: ['close'], trials: CONFIG.diagnoseTrials || 2, timeoutMs: 10000 });
+      results.diagnoseFallback = Object.fromEntries(traced.map((t) => [t.key, x[t.key].close]));
+      for (const [key, trials] of Object.entries(results.diagnoseFallback)) {
+        const f = (field) => ms(summarize(trials.map((t) => t[field] ?? null)).median);
+        log(`traced close ${key} (n ${trials.length}), medians: own pagehide work ${f('oldWork')}; pagehide -> goodbye heard ${f('goodbyeHeard')}; goodbye -> transaction begun ${f('goodbyeToTx')}; transaction ${f('txSpan')}; transaction complete -> leader ${f('txToLeader')}; goodbye -> leader ${f('goodbyeToLeader')}; total ${f('total')}`);
+      }
+    }
+    if (phase('fallback') || (only && only.has('fallback-close'))) {
       results.fallback ??= { close: {}, crash: {} };
       const x = await handovers(bench, FALLBACK, { ...common, kinds: ['close'], trials: CONFIG.fallbackCloseTrials, timeoutMs: 10000 });
       for (const s of FALLBACK) results.fallback.close[s.key] = x[s.key].close;
+      logCloses(results.fallback.close);
     }
   };
   // Requests to the leader beside tab-election's call (lib/requests.mjs): milliseconds-scale,
@@ -227,7 +253,7 @@ async function main() {
   const idleOpts = { ns: CONFIG.idleNs, warmupMs: CONFIG.idleWarmupMs, windowMs: CONFIG.idleWindowMs, log };
 
   try {
-    const browserPhases = ['startup', 'handover', 'diagnose', 'fallback', 'frozen', 'silent', 'requests'].some(phase);
+    const browserPhases = ['startup', 'handover', 'diagnose', 'fallback', 'fallback-close', 'diagnose-fallback', 'frozen', 'silent', 'requests'].some(phase);
     // Quick mode runs in one browser (launched unthrottled for the idle phase) and measures
     // the idle cost of all subjects at once: it keeps the benchmark working, it does not
     // measure cleanly.

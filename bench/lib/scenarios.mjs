@@ -138,6 +138,7 @@ async function breakdown(got, pagehideAt, libDoneAt) {
   };
   const grants = trace.filter(([what, t]) => what.startsWith('lock-granted') && t <= leaderAt && (pagehideAt === null || t >= pagehideAt));
   const grant = pagehideAt === null ? grants[grants.length - 1] : grants[0];
+  if (!grant && pagehideAt !== null) return goodbyeBreakdown(trace, leaderAt, pagehideAt, libDoneAt);
   if (!grant) return {};
   const storage = trace.filter(([w, t]) => t >= grant[1] && t <= leaderAt && /^(getItem|setItem|idb-)/.test(w));
   const lastStorage = storage.length ? storage[storage.length - 1][1] : grant[1];
@@ -162,6 +163,28 @@ async function breakdown(got, pagehideAt, libDoneAt) {
     afterGrant: leaderAt - grant[1],
     total: pagehideAt === null ? undefined : leaderAt - pagehideAt,
     timeline: trace.filter(([, t]) => t >= grant[1] - 1 && t <= leaderAt + 1).map(([w, t]) => [w, Number((t - grant[1]).toFixed(2))]),
+  };
+}
+
+/**
+ * Where a traced close went without Web Locks: in the next leader's timeline, from the
+ * goodbye's delivery (the first after the leaving tab's `pagehide`) to the transaction that
+ * gives it its term (the epoch's, or the lease's) and on to its leadership callback.
+ */
+function goodbyeBreakdown(trace, leaderAt, pagehideAt, libDoneAt) {
+  const goodbye = trace.find(([what, t]) => what === 'delivered kind 4' && t >= pagehideAt && t <= leaderAt);
+  if (!goodbye) return {};
+  const tx = trace.find(([what, t]) => what.startsWith('idb-tx ') && !what.startsWith('idb-tx made') && !what.startsWith('idb-tx complete') && t >= goodbye[1] && t <= leaderAt);
+  const complete = tx && trace.find(([what, t]) => what.startsWith('idb-tx complete') && t >= tx[1] && t <= leaderAt);
+  return {
+    oldWork: libDoneAt - pagehideAt,
+    goodbyeHeard: goodbye[1] - pagehideAt,
+    goodbyeToTx: tx ? tx[1] - goodbye[1] : null,
+    txSpan: tx && complete ? complete[1] - tx[1] : null,
+    txToLeader: complete ? leaderAt - complete[1] : null,
+    goodbyeToLeader: leaderAt - goodbye[1],
+    total: leaderAt - pagehideAt,
+    timeline: trace.filter(([, t]) => t >= goodbye[1] - 1 && t <= leaderAt + 1).map(([w, t]) => [w, Number((t - goodbye[1]).toFixed(2))]),
   };
 }
 

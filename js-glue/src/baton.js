@@ -10,7 +10,8 @@
  * App code (onChange listeners, `run`, the term's AbortSignal) never runs inside a browser
  * handler Baton is serving (a lock grant, a message, a timer, `pagehide`): the state changes
  * at once, and the callbacks are queued and run in a microtask, in order, once the handler's
- * work (releasing the lock, saying goodbye) is done. Only the app's own `release()` and
+ * work (releasing the lock, saying goodbye) is done; after `pagehide`, in a later task (see
+ * `suspend`). Only the app's own `release()` and
  * `dispose()` call back before they return: queued callbacks first, then the signal's abort
  * and the 'released' change. Every public method may be called from every callback.
  *
@@ -361,10 +362,10 @@ class Baton {
   /**
    * `pagehide`: leave at once, keep the handles. The lock goes back only once this handler
    * has returned, so it does one thing: the closing step (Runtime.leave), which releases the
-   * lock, then says goodbye (naming the successor). The rest (the dispose step, copying the
-   * final metrics and log out of the core) waits for a later task: a page being closed is
-   * torn down first and never does it; a page kept in the bfcache does it on its way back,
-   * or when its log is asked for.
+   * lock, then says goodbye (naming the successor). The rest (the leadership notices and
+   * the app's callbacks, the dispose step, copying the final metrics and log out of the
+   * core) waits for a later task: a page being closed is torn down first and never does it;
+   * a page kept in the bfcache does it on its way back, or when its log is asked for.
    */
   suspend() {
     if (this.disposed || this.suspended_) return;

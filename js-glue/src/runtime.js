@@ -91,7 +91,8 @@ export class Runtime {
     this.timersFrozen_ = false;
     /**
      * While `leave()` steps the closing: the frames it would post (broadcast effects), held
-     * until the lock is back; notices and the timer wait too. Null otherwise.
+     * until the lock is back; notices and the timer wait too (until a later task pumps).
+     * Null otherwise.
      * @type {import('./core.js').Effect[] | null}
      */
     this.leaving = null;
@@ -250,13 +251,15 @@ export class Runtime {
   }
 
   /**
-   * `pagehide`: the closing step, with nothing before the browser gets the lock back. A held
-   * lock goes back when the promise its grant returned settles, i.e. in the first microtask
-   * after this handler, whatever the handler does after resolving it. So the handler does
-   * only the step and its lock releases (and, under the lease, begins the release's
-   * transaction); the goodbye and the other frames, the leadership notices and the next timer
-   * follow in a microtask queued after the release: the browser hands the lock over first,
-   * and the app's callbacks still run right after, before any later `pagehide` listener.
+   * `pagehide`: the closing step, then the goodbye, and nothing else. A held lock goes back
+   * when the promise its grant returned settles, i.e. in the first microtask after this
+   * handler, whatever the handler does after resolving it. So the handler does only the step
+   * and its lock releases (and, under the lease, begins the release's transaction, which
+   * must reach the store before the goodbye); the goodbye and the other frames follow in a
+   * microtask queued after the release. The leadership notices (and so the app's callbacks)
+   * and the next timer wait for the next task that pumps (the retirement Baton queues, or a
+   * message): a page being closed never runs it, a page kept in the bfcache runs it on its
+   * way back. Nothing the app does can delay the release or the goodbye.
    */
   leave() {
     this.leaving = [];
@@ -265,7 +268,6 @@ export class Runtime {
     this.leaving = null;
     queueMicrotask(() => {
       for (const frame of frames) this.execute(frame);
-      this.pump();
     });
   }
 

@@ -4,15 +4,17 @@
 // a renewal still in flight then becomes the release, which lets the next tab in at once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createBaton } from 'tab-baton';
+import { createBaton, load } from 'tab-baton';
 import { createBrowser } from 'tab-baton/testing';
-import { waitFor } from './helpers/tabs.js';
+import { virtualClock } from './helpers/virtual-clock.js';
 
 test('a renewal in flight when the tab disposes writes the release', async () => {
+  await load(); // the core loads in real time: have it before time is virtual
+  const clock = virtualClock(); // the store's deadline cannot pass while the test looks
   const browser = createBrowser();
-  const baton = createBaton({ namespace: 'read', env: { ...browser.tab('a'), locks: null }, heartbeatMs: 50, suspectMs: 300 });
+  const baton = createBaton({ namespace: 'read', env: { ...browser.tab('a'), locks: null, ...clock.env() }, heartbeatMs: 50, suspectMs: 300 });
   const handle = baton.lead('job');
-  await waitFor(() => handle.state() === 'leader', { what: 'the lease term' });
+  await clock.until(() => handle.state() === 'leader', { what: 'the lease term' });
   const epoch = handle.token().epoch;
   const peek = () => browser.indexedDB.peek('baton/read', 'leases', 'v1/job');
   const { owner, expiresMs } = peek();
@@ -21,11 +23,11 @@ test('a renewal in flight when the tab disposes writes the release', async () =>
   // The store hangs until a renewal is in flight; the tab disposes meanwhile.
   browser.indexedDB.fail('hang');
   const attempts = baton.metrics().leaseAttempts;
-  await waitFor(() => baton.metrics().leaseAttempts > attempts, { what: 'a renewal in flight' });
+  await clock.until(() => baton.metrics().leaseAttempts > attempts, { what: 'a renewal in flight' });
   baton.dispose();
   browser.indexedDB.fail(false);
 
-  await waitFor(() => peek().expiresMs === 0, { what: 'the release written by the transaction begun as a renewal' });
+  await clock.until(() => peek().expiresMs === 0, { what: 'the release written by the transaction begun as a renewal' });
   assert.equal(peek().owner, owner);
   assert.equal(peek().epoch, epoch, 'a release keeps the epoch, for the next owner to go above');
 });

@@ -6,7 +6,7 @@
 import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createBaton, NoLeaderError, RemoteError, RequestError } from 'tab-baton';
-import { leaderIndexes, openTab, openTabs, sleep, waitFor } from './helpers/tabs.js';
+import { leaderIndexes, openTab, openTabs, waitFor } from './helpers/tabs.js';
 
 // Short, but long enough that a loaded machine does not steal from a live leader.
 const FAST = { heartbeatMs: 50, suspectMs: 600 };
@@ -79,8 +79,8 @@ describe('requests', () => {
     const { tabs } = openTabs(2);
     const batons = batonsFor(tabs);
     const answer = batons[0].request('jobs', 'ping', { timeoutMs: 5000 });
-    await sleep(250); // re-sent with backoff meanwhile
-    assert.ok(batons[0].metrics().talk.jobs.resends >= 1, 'unacknowledged requests are re-sent');
+    // Waits for the state: a fixed sleep can end before a late backoff timer under load.
+    await waitFor(() => batons[0].metrics().talk.jobs?.resends >= 1, { what: 'unacknowledged requests are re-sent' });
     batons[1].lead('jobs', { serve: (m) => `${m}-pong` });
     assert.equal(await answer, 'ping-pong');
   });

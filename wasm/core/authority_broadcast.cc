@@ -90,12 +90,15 @@ void Election::BroadcastOnly::campaign(Election& election, Resource& r, double n
   }
   election.set_role(r, Role::candidate, r.named_successor ? Reason::leader_goodbye : Reason::takeover, now);
   r.named_successor = false;
+  // The epoch's transaction goes first: its trips to the store are most of a takeover, and
+  // the glue begins it as it executes the effect, so that posting the frame below (a
+  // fraction of a millisecond, more on a busy machine) does not delay it.
+  election.request_epoch(r, now, out);
   // Announce the candidacy at once (the claim of wire::kPendingEpoch in this tab's frames
-  // while it is a candidate), before the epoch's transaction, and again from the timer
-  // while it runs (presence_every_ms), which shows the others that this candidate lives.
+  // while it is a candidate), while the epoch's transaction runs, and again from the timer
+  // until it ends (presence_every_ms), which shows the others that this candidate lives.
   election.send(election.frame(wire::Kind::presence), out);
   election.presence_due_ms_ = std::min(election.presence_due_ms_, now + election.presence_every_ms());
-  election.request_epoch(r, now, out);
 }
 
 }  // namespace baton

@@ -18,7 +18,9 @@
 // steps, how terms begin and end), authority.h with one file per authority (how the right
 // to lead is asked for, kept and given back), peer_frames.cc (trust in other tabs' frames,
 // answers), epochs.cc (where a term's epoch comes from, storage faults, degraded terms),
-// ranking.cc (who may and who should lead), own_frames.cc (what this tab sends).
+// ranking.cc (who may and who should lead), own_frames.cc (what this tab sends). Its
+// vocabulary: config.h (what the glue configures), event.h and effect.h (what goes in and
+// out of a step), view.h (what a resource looks like from this tab).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -26,6 +28,9 @@
 #include <string_view>
 #include <vector>
 
+#include "config.h"
+#include "effect.h"
+#include "event.h"
 #include "fence.h"
 #include "fixed.h"
 #include "metrics.h"
@@ -33,170 +38,10 @@
 #include "presence.h"
 #include "random.h"
 #include "types.h"
+#include "view.h"
 #include "wire.h"
 
 namespace baton {
-
-constexpr double kNever = std::numeric_limits<double>::infinity();
-
-// Deliberate bugs the simulation switches on to prove that its checks fire. The glue
-// never sets them; each one brings back a bug this core once had.
-struct Mutations {
-  bool answer_postpones_tick = false;  // a frame sent from a message handler delays the own timer
-  bool trust_claims = false;           // a claim deposes the authority's holder and moves the floor
-  bool lease_term_to_expiry = false;   // a lease term outlives the record's takeover time
-  bool trust_versions = false;         // any tab's newer app version vetoes, unbounded (the 93 s gap)
-  bool claimant_waits_suspect = false; // broadcast-only: a candidacy holds the others back a whole
-                                       // suspect timeout, however silent (the 2.3 s crash takeover)
-};
-
-struct Config {
-  TabId id;
-  uint32_t generation = 1;            // bumped by the glue when a page is restored from bfcache
-  Version app_version = "0";
-  Capabilities capabilities;
-  Authority authority = Authority::web_locks;  // to start with; see Election::authority()
-  double heartbeat_ms = 1000;         // leader heartbeat and presence cadence
-  double suspect_ms = 3000;           // leader without progress this long is replaced (takeoverMs)
-  double lease_ms = 5000;             // IndexedDB lease duration (renewed every min(suspect, lease) / 2)
-  double steal_grace_ms = 200;        // after an abdicate request, before stealing
-  double rank_stagger_ms = 150;       // each rank position waits this much longer
-  double trigger_jitter_ms = 10;      // coalescing window for election triggers
-  double hello_window_ms = 150;       // broadcast-only: a leader answers a hello within this
-  double backoff_base_ms = 250;
-  double backoff_max_ms = 10000;
-  double storage_timeout_ms = 3000;   // an epoch or lease answer later than this counts as failed
-  double start_ms = 0;                // wall time the tab started (age bonus, sent to the others)
-  uint64_t seed = 1;
-  Mutations mutations;
-};
-
-enum class LockMode : uint8_t { queue = 0, steal = 1 };
-
-// The lease record kept in IndexedDB, one per resource. Times are wall-clock ms: every
-// tab compares them with its own wall clock.
-struct LeaseRecord {
-  bool present = false;
-  TabId owner;
-  uint32_t generation = 0;
-  uint64_t epoch = 0;
-  double expires_ms = 0;
-  // From then on the owner counts as silent: another tab may take the record over by
-  // compare-and-set. The owner renews before it, and never acts as leader after it
-  // without a newer record (see Election::lease_term_span).
-  double takeover_ms = 0;
-};
-
-enum class EventKind : uint8_t {
-  tick = 0,             // the timer set from next_deadline() fired
-  message,              // bytes from the channel
-  join,                 // start competing for `resource` under `policy`
-  leave,                // stop competing for `resource` (relinquish)
-  lock_granted,
-  lock_lost,            // a held lock's request rejected (stolen)
-  lock_unavailable,     // the browser rejected a queued request
-  epoch_allocated,      // the counter answered `epoch`; `durable` false when the glue had to
-                        // use a copy that cannot guarantee monotonicity (a fallback store,
-                        // a failed or aborted write): the term then runs degraded
-  lease_result,         // the lease transaction committed; `lease` is the record now
-  lease_failed,         // the lease transaction failed (storage error)
-  lifecycle,            // `lifecycle` changed
-  online,
-  offline,
-  session_changed,      // logout or another session: every term ends
-  abdicate,             // the app gives up `resource` for now
-  force_election,       // test hook
-  dispose,
-  lease_aborted,        // the glue aborted the lease transaction as the page froze: nothing
-                        // was written, and the store is not at fault (an open read-write
-                        // transaction of a frozen page would block every other tab's)
-  lease_read,           // inside the transaction of a lease_try: `lease` is the record read
-                        // (present=false: none). The step answers with the lease_write to
-                        // apply to that transaction, or nothing to write: read, decision and
-                        // write are one transaction, atomic against the other tabs'
-  fence_check,          // a guarded effect of term `epoch` (0: no term) asks this tab's fence
-                        // whether it may run on `resource`; the step answers with fence_verdict
-};
-
-struct Event {
-  EventKind kind = EventKind::tick;
-  double now_ms = 0;   // monotonic: every local deadline (performance.now() in a browser)
-  double wall_ms = 0;  // wall clock: shared records only (Date.now())
-  ResourceName resource;
-  const uint8_t* data = nullptr;
-  size_t size = 0;
-  Policy policy;
-  uint64_t epoch = 0;
-  bool durable = true;
-  Lifecycle lifecycle = Lifecycle::active;
-  LeaseRecord lease;
-};
-
-enum class EffectKind : uint8_t {
-  broadcast = 0,   // post `bytes` on the channel
-  lock_request,    // request the lock for `resource` in `lock_mode` (replaces any queued request)
-  lock_release,    // release the held lock or abort the queued request for `resource`
-  allocate_epoch,  // durable counter: next = max(stored, `epoch`) + 1, report epoch_allocated
-  lease_try,       // run the lease transaction for `resource`: read the record, step lease_read
-                   // inside the transaction, apply its lease_write, commit; then report
-                   // lease_result (the record now in the store) or lease_failed
-  elected,         // this tab now leads `resource` with `epoch`
-  deposed,         // this tab no longer leads `resource`, because `reason`
-  leader_changed,  // the known leader of `resource` changed (for onChange observers)
-  lease_write,     // write `lease` as the record of `resource`: in the transaction whose
-                   // lease_read this step answers, or, `unread`, in one of its own
-  fence_verdict,   // answers fence_check: `verdict`, and `epoch` the highest term admitted
-};
-
-struct Effect {
-  EffectKind kind = EffectKind::broadcast;
-  ResourceName resource;
-  wire::FrameBytes bytes;
-  LockMode lock_mode = LockMode::queue;
-  uint64_t epoch = 0;
-  Reason reason = Reason::none;
-  Degraded degraded = Degraded::none;  // elected: why this term's epoch may repeat an earlier one
-  LeaseRecord lease;                   // lease_write
-  // lease_write: in answer to no read, in a transaction of its own that reads nothing and
-  // commits at once (a closing page cannot wait for a read to answer); then lease_result.
-  bool unread = false;
-  FenceVerdict verdict = FenceVerdict::accepted;  // fence_verdict
-};
-
-// What one step asks for, in order.
-using Effects = GrowingArray<Effect>;
-
-struct Transition {
-  double at_ms = 0;  // wall clock, for the application
-  ResourceName resource;
-  Role from = Role::follower;
-  Role to = Role::follower;
-  Reason reason = Reason::none;
-  uint64_t epoch = 0;
-};
-
-// What a resource looks like from this tab.
-struct ResourceView {
-  Role role = Role::follower;
-  Reason reason = Reason::none;
-  uint64_t epoch = 0;            // own term when leading
-  TabId leader;                  // known leader id (may be this tab), empty if none known
-  uint64_t leader_epoch = 0;
-  double leader_since_ms = 0;    // wall clock, for the application
-  bool eligible = false;         // as of the last step's time; not told to the glue (boundary.cc)
-  Degraded degraded = Degraded::none;  // own term when leading: fenced effects must be refused
-  // Own term when leading: not a leader from this monotonic time on, nor from this wall
-  // time on, unless a later step says otherwise. The lease term ends when another tab may
-  // take the record over, which the others judge by the record's wall times and by how long
-  // they saw it unchanged; a tab that was frozen, or whose wall clock jumped forward, must
-  // not act on its term before the core has looked at it again.
-  double valid_until_ms = kNever;
-  double valid_until_wall_ms = kNever;
-};
-
-// The transition log keeps this many of the latest role changes.
-constexpr size_t kLogCapacity = 128;
-using TransitionLog = Ring<Transition, kLogCapacity>;
 
 class Election {
  public:

@@ -2,8 +2,12 @@
 // reasons. Plain enums, no behaviour beyond naming.
 #pragma once
 #include <cstdint>
+#include <limits>
 
 namespace baton {
+
+// A deadline that never comes, and a time before every other.
+constexpr double kNever = std::numeric_limits<double>::infinity();
 
 // Who decides which tab leads. Chosen by the glue from what the browser offers.
 enum class Authority : uint8_t { web_locks = 0, lease = 1, broadcast = 2 };

@@ -23,9 +23,11 @@ export async function waitFor(predicate, { timeoutMs = 10000, what = String(pred
  * - `freeze()` / `thaw()`: timers stop / resume (late ones fire at thaw); with
  *   `{deaf: true}` incoming messages are held too.
  * - `fire(target, type, props)`: dispatches a lifecycle event at 'document' or 'window'.
+ * With `clock` (helpers/virtual-clock.js), the tab's time and timers are that clock's.
  */
-export function openTab(browser, id, { indexedDB, hidden = false } = {}) {
+export function openTab(browser, id, { indexedDB, hidden = false, clock } = {}) {
   const tab = browser.tab(id);
+  const timers = clock ?? globalThis;
   const channels = [];
   const pending = new Map(); // timer -> callback, for thaw
   const paused = new Map(); // timers that came due while frozen -> callback
@@ -56,8 +58,9 @@ export function openTab(browser, id, { indexedDB, hidden = false } = {}) {
     document,
     addEventListener: (...args) => window.addEventListener(...args),
     removeEventListener: (...args) => window.removeEventListener(...args),
+    ...(clock ? { now: clock.now } : {}),
     setTimeout(fn, ms) {
-      const timer = setTimeout(() => {
+      const timer = timers.setTimeout(() => {
         pending.delete(timer);
         if (state === 'running') fn();
         else if (state === 'frozen') paused.set(timer, fn);
@@ -66,7 +69,7 @@ export function openTab(browser, id, { indexedDB, hidden = false } = {}) {
       return timer;
     },
     clearTimeout(timer) {
-      clearTimeout(timer);
+      timers.clearTimeout(timer);
       pending.delete(timer);
       paused.delete(timer);
     },
@@ -81,7 +84,7 @@ export function openTab(browser, id, { indexedDB, hidden = false } = {}) {
     window,
     crash() {
       state = 'crashed';
-      for (const timer of pending.keys()) clearTimeout(timer);
+      for (const timer of pending.keys()) timers.clearTimeout(timer);
       pending.clear();
       tab.crash();
     },

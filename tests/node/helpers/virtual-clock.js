@@ -2,6 +2,7 @@
 // (tab-baton's `env`), whose timers fire only when the test runs them, so that figures are
 // exact on any machine. The fakes of tab-baton/testing deliver messages and answer
 // IndexedDB in real zero-delay timers: `settle()` lets those run between virtual steps.
+import assert from 'node:assert/strict';
 
 /** A virtual clock starting at `start` (ms). */
 export function virtualClock(start = 1_000_000) {
@@ -39,6 +40,18 @@ export function virtualClock(start = 1_000_000) {
         if (!this.step(end)) break;
       }
       now = Math.max(now, end);
+    },
+    /**
+     * Runs virtual time, timer by timer (letting the fakes deliver before each), until
+     * `predicate()` holds; fails the test if it does not within `limitMs` of virtual time.
+     */
+    async until(predicate, { limitMs = 60_000, what = String(predicate) } = {}) {
+      const end = now + limitMs;
+      for (;;) {
+        await settle();
+        if (await predicate()) return;
+        if (!this.step(end)) assert.fail(`not within ${limitMs} virtual ms: ${what}`);
+      }
     },
     /** The env members that make a tab run on this clock. */
     env() {
