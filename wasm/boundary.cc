@@ -262,6 +262,11 @@ void write_effect(Writer& w, const Effect& fx) {
   }
 }
 
+// The glue is told every field of a view but `eligible`, which the core computes from the
+// time (a newer app version's veto ends with time alone, ranking.cc) and from frames that
+// have no effect: every field told is state that only a step sets, so views_to_compare may
+// skip the steps that cannot have set it (test_boundary_views.cc). Telling `eligible`
+// would need a step at the moment a veto ends, and every frame's step to compare views.
 bool same_view(const ResourceView& a, const ResourceView& b) {
   return a.role == b.role && a.reason == b.reason && a.epoch == b.epoch && a.leader == b.leader &&
          a.leader_epoch == b.leader_epoch && a.leader_since_ms == b.leader_since_ms &&

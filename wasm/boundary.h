@@ -107,6 +107,8 @@ class Session {
   int ask(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_cap);
   // Whether the glue's copies of the views are the core's, as they must be after every
   // step (the steps compare only the views that may have changed; fuzz_boundary checks).
+  // Only the fuzz target calls it; it stays here because it reads the private copies and
+  // the boundary's own view comparison, which a test helper would need exported.
   bool views_told() const;
 
  private:

@@ -171,9 +171,9 @@ function makeBaton(where, options, lockName, leaseFallback) {
   return api;
 }
 
-/** Baton's names, with the lock renamed and Baton's own lock name kept as the holder's marker. */
+/** Baton's names, with the lock renamed for a compatibility API (the marker keeps Baton's name). */
 function lockNames(names, lockName) {
-  return lockName ? { ...names, lock: lockName, marker: names.lock } : { ...names, marker: null };
+  return lockName ? { ...names, lock: lockName } : names;
 }
 
 /** The internals behind a public Baton (for the compatibility layers). */

@@ -7,8 +7,16 @@
  * counter ('app' + 'x/v1/y' and 'app/v1/x' + 'y' used to), and a plain name reads as is:
  * `baton/<namespace>/v<protocol>/<resource>`.
  *
+ * A tab that holds a resource's lock also holds its marker lock, named after the lock and
+ * this build's wire protocol: `<lock>/w<PROTOCOL_VERSION>`. An encoded resource has no
+ * `/`, so no resource's lock has a marker's name. A steal goes ahead only when the marker
+ * of our own wire version is held (web-locks.js): a holder that speaks another wire
+ * version drops our frames as we drop its, so we could not hear it even when it is alive.
+ *
  * @module tab-baton/names
  */
+
+import { PROTOCOL_VERSION } from './constants.js';
 
 /** One component of a name, with its separators escaped (injective, and the identity on plain names). */
 export function encodeName(component) {
@@ -19,9 +27,11 @@ export function encodeName(component) {
 export function namesFor(namespace, protocolVersion) {
   const ns = encodeName(namespace);
   const base = `baton/${ns}/v${protocolVersion}`;
+  const lock = (resource) => `${base}/${encodeName(resource)}`;
   return {
     channel: base,
-    lock: (resource) => `${base}/${encodeName(resource)}`,
+    lock,
+    marker: (resource) => `${lock(resource)}/w${PROTOCOL_VERSION}`,
     // Taken for an instant to see whether navigator.locks answers (locks-probe.js); a
     // resource is never empty, so no resource's lock has this name.
     lockProbe: `${base}/`,

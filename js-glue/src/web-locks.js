@@ -11,13 +11,15 @@
  * rejecting, i.e. stolen (`lock_lost`). Not reported: our own aborts, and grants of
  * requests we no longer want, which are given back at once.
  *
- * Where a compatibility API names the lock as the original library does, tabs that still
- * run that library may hold it too, and they know nothing of stealing: a stolen lock would
- * leave them leading beside us. There, while a Baton tab holds the lock it also holds a
- * marker lock (Baton's own lock name), and a steal goes ahead only when a look at
- * `locks.query()` shows the marker held, i.e. the holder is a (stalled) Baton tab. A lock
- * held without the marker belongs to foreign code: we wait in the queue as it would, and
- * report the steal as refused (`lock_unavailable`; counted in `foreignHolderWaits`).
+ * A holder we cannot hear may still be alive: foreign code under a compatibility API's lock
+ * name (a tab that still runs the original library, which knows nothing of stealing), or a
+ * tab of another tab-baton build whose wire protocol differs (each drops the other's frames).
+ * A steal from either would be stolen back, or leave two leaders. So while a tab holds a
+ * lock it also holds a marker lock (names.js: the lock's Baton name and our wire version),
+ * and a steal goes ahead only when a look at `locks.query()` shows that marker held, i.e.
+ * the holder is a (stalled) tab of our wire version. A lock held without it belongs to code
+ * we cannot hear: we wait in the queue as it would, and report the steal as refused
+ * (`lock_unavailable`; counted in `foreignHolderWaits`).
  *
  * Chromium ignores the abort of a request that its lock manager has not received yet (a
  * page's first requests, aborted in the task that made them, as an app that disposes at
@@ -57,8 +59,8 @@ export class WebLocks {
    * @param {(resource: string) => string} lockName
    * @param {(kind: number, resource: string) => void} report an EVENT_KIND_LOCK_* (constants.js)
    * @param {Record<string, number>} counters glue counters (staleGrants, locksLost, lockErrors, foreignHolderWaits)
-   * @param {((resource: string) => string) | null} markerName the marker lock of a Baton
-   *   holder, where the lock name is shared with foreign code; null otherwise
+   * @param {(resource: string) => string} markerName the marker lock of a holder of our
+   *   wire version
    * @param {object} probe
    * @param {(error: Error) => void} probe.refused the Locks API refused this context or
    *   did not answer (called at most once)
@@ -102,7 +104,7 @@ export class WebLocks {
   request(resource, mode) {
     if (this.disposed) return;
     this.holderChecks.delete(resource);
-    if (mode === 'steal' && this.markerName) this.stealFromBatonOnly(resource);
+    if (mode === 'steal') this.stealFromOursOnly(resource);
     else this.issue(resource, mode);
     // After our request, so that the browser has that first, and the probe's answer tells
     // that it has it: aborts wait for that answer (see the module comment).
@@ -152,7 +154,7 @@ export class WebLocks {
       const hold = new Promise((resolve) => {
         req.unlock = resolve;
       });
-      if (this.markerName) this.mark(resource, req);
+      this.mark(resource, req); // requested after the grant, not awaited: it never delays it
       this.report(EVENT_KIND_LOCK_GRANTED, resource);
       return hold;
     };
@@ -205,7 +207,7 @@ export class WebLocks {
 
   /**
    * Holds the marker lock while `req` holds the lock. Taken with `steal`: only the lock's
-   * holder asks for it, so any other holder of the marker is a stale Baton tab. Its loss is
+   * holder asks for it, so any other holder of the marker is a stale tab. Its loss is
    * not reported (the lock itself says when leadership is lost).
    */
   mark(resource, req) {
@@ -229,10 +231,11 @@ export class WebLocks {
   }
 
   /**
-   * A steal where foreign code may hold the lock: our queued request stays while we look;
-   * the steal goes ahead only if the marker shows a Baton holder (or no holder at all).
+   * A steal, where code we cannot hear may hold the lock: our queued request stays while we
+   * look; the steal goes ahead only if our marker shows a holder of our wire version (or
+   * the lock has no holder at all).
    */
-  stealFromBatonOnly(resource) {
+  stealFromOursOnly(resource) {
     const check = {};
     this.holderChecks.set(resource, check);
     const lockName = this.lockName(resource);
@@ -245,11 +248,11 @@ export class WebLocks {
         const markerHeld = held.some((lock) => lock?.name === markerName);
         return !lockHeld || markerHeld;
       })
-      .catch(() => false) // cannot tell who holds it: never steal from foreign code
-      .then((batonHolder) => {
+      .catch(() => false) // cannot tell who holds it: never steal from code we cannot hear
+      .then((oursHolder) => {
         if (this.disposed || this.holderChecks.get(resource) !== check) return; // superseded
         this.holderChecks.delete(resource);
-        if (batonHolder) {
+        if (oursHolder) {
           this.issue(resource, 'steal');
           return;
         }

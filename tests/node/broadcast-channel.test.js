@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { BroadcastChannel as PubkeyChannel } from 'broadcast-channel';
 import { createLeaderElection } from 'tab-baton';
 import { openTabs, sleep, waitFor } from './helpers/tabs.js';
+import { PROTOCOL_VERSION } from '../../js-glue/src/constants.js';
 
 let electors = [];
 afterEach(async () => {
@@ -56,7 +57,7 @@ describe('broadcast-channel createLeaderElection', () => {
     const { held } = await browser.locks.query();
     // The library's own lock name, and Baton's marker beside it, both held by the candidate.
     assert.deepEqual(held.map((l) => [l.name, l.clientId]).sort(), [
-      ['baton/lazy/v1/leader', tabs[1].id],
+      [`baton/lazy/v1/leader/w${PROTOCOL_VERSION}`, tabs[1].id],
       ['pubkey-bc||simulate||lazy', tabs[1].id],
     ]);
     assert.equal(await observer.applyOnce(), false, 'applyOnce: the other tab leads');

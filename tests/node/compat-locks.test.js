@@ -2,12 +2,13 @@
 // `channel`, the article's `requestLeadership(id)`, broadcast-channel's
 // `pubkey-bc||<method type>||<name>`. A tab still running the original code and a Baton tab
 // exclude each other (rolling deploys): Baton never steals a lock held by foreign code, yet
-// still replaces a frozen Baton leader (its marker lock shows a Baton holder).
+// still replaces a frozen Baton leader (its marker lock shows a Baton holder of its wire version).
 import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BroadcastChannel as PubkeyChannel, createLeaderElection as libraryElection } from 'broadcast-channel';
 import { __internal, createLeaderElection, leaderElection, requestLeadership } from 'tab-baton';
 import { openTabs, sleep, waitFor } from './helpers/tabs.js';
+import { PROTOCOL_VERSION } from '../../js-glue/src/constants.js';
 
 const FAST = { heartbeatMs: 20, takeoverMs: 60 };
 let cleanups = [];
@@ -53,7 +54,7 @@ describe('exact lock names: awaforge, requestLeadership, broadcast-channel', () 
     assert.equal(baton().steals, baton().glue.foreignHolderWaits, 'each steal the core wanted was refused');
     plain.relinquish();
     await waitFor(() => election.isLeader(), { what: 'Baton leads once the plain tab lets go' });
-    assert.deepEqual(await heldNames(browser), ['baton/ws-leader/v1/leader', 'ws-leader']);
+    assert.deepEqual(await heldNames(browser), [`baton/ws-leader/v1/leader/w${PROTOCOL_VERSION}`, 'ws-leader']);
     // And the other way round: the plain tab queues behind the Baton leader.
     const late = plainLeader(tabs[0].env.locks, 'ws-leader');
     await sleep(100);
@@ -71,7 +72,7 @@ describe('exact lock names: awaforge, requestLeadership, broadcast-channel', () 
     }, { env: tabs[0].env, heartbeatMs: 20, suspectMs: 60 });
     cleanups.push(() => relinquish());
     await waitFor(() => batonLeads);
-    assert.deepEqual(await heldNames(browser), ['baton/leader-election/v1/leader', 'leader-election']);
+    assert.deepEqual(await heldNames(browser), [`baton/leader-election/v1/leader/w${PROTOCOL_VERSION}`, 'leader-election']);
     const plain = plainLeader(tabs[1].env.locks, 'leader-election');
     await sleep(150);
     assert.equal(plain.leading, false);

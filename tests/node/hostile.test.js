@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { createBaton } from 'tab-baton';
 import { createIndexedDB } from 'tab-baton/testing';
 import { openTabs, sleep, waitFor } from './helpers/tabs.js';
-import { encodeFrame, hostileFrames, kindOf } from '../browser/pages/forge.js';
+import { encodeFrame, hostileFrames, kindOf, VERSION } from '../browser/pages/forge.js';
+import { PROTOCOL_VERSION } from '../../js-glue/src/constants.js';
 
 const RESOURCE = 'ws';
 // Long enough that a loaded machine's late timers do not read as a stalled leader (its
@@ -192,6 +193,7 @@ describe('hostile frames against a healthy lease holder (IndexedDB lease)', () =
 
 // The encoder must match the core: a frame made here is accepted like a real one.
 test('forge.js speaks the wire format: a made-up tab shows up in presence', async (t) => {
+  assert.equal(VERSION, PROTOCOL_VERSION, 'forge.js writes the wire version the core speaks');
   const { browser, tabs } = openTabs(1);
   const baton = createBaton({ namespace: 'forge', env: tabs[0].env, heartbeatMs: HEARTBEAT_MS });
   const evil = new browser.BroadcastChannel('baton/forge/v1');

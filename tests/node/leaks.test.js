@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { createBaton, load, __internal } from 'tab-baton';
 import { createBrowser } from 'tab-baton/testing';
 import { openTab, waitFor } from './helpers/tabs.js';
+import { PROTOCOL_VERSION } from '../../js-glue/src/constants.js';
 
 const MESSAGES = 100_000;
 
@@ -45,7 +46,7 @@ test(`no leaks after ${MESSAGES} messages`, { timeout: 60_000 }, async (t) => {
 
   const sender = new browser.BroadcastChannel(channelName);
   cleanup.push(() => sender.close());
-  const garbage = new Uint8Array([0xba, 2, 9, 9, 9]); // this protocol version (2), a bad kind
+  const garbage = new Uint8Array([0xba, PROTOCOL_VERSION, 9, 9, 9]); // this protocol version, a bad kind
   const foreign = new Uint8Array([0xba, 99, 1]);
   let binary = 0;
   let notBinary = 0;

@@ -7,12 +7,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createBaton } from 'tab-baton';
-import { leaderIndexes, openTabs, waitFor } from './helpers/tabs.js';
+import { isMarker, leaderIndexes, openTabs, waitFor } from './helpers/tabs.js';
 
 /** Frame kinds by their byte (wasm/core/wire.h). */
 const FRAME_KINDS = { 1: 'hello', 2: 'presence', 3: 'heartbeat', 4: 'goodbye', 5: 'abdicate' };
 
-/** Logs, for one tab, when its held lock goes back and when it posts a frame. */
+/** Logs, for one tab, when its held lock (and its marker) goes back and when it posts a frame. */
 function recordOrder(tab, log) {
   const { env } = tab;
   const request = env.locks.request.bind(env.locks);
@@ -21,7 +21,8 @@ function recordOrder(tab, log) {
       return request(name, options, (lock) => {
         const held = callback(lock);
         // Attached before the lock manager's own reaction: runs in the same microtask round.
-        Promise.resolve(held).then(() => log.push('released'), () => log.push('released'));
+        const what = isMarker(name) ? 'marker released' : 'released';
+        Promise.resolve(held).then(() => log.push(what), () => log.push(what));
         return held;
       });
     },
@@ -60,8 +61,9 @@ test('pagehide: the lock goes back, then the goodbye; the notices and the callba
   // Torn down from here on: none of its timers fire, no frame reaches it.
   tabs[leader].freeze({ deaf: true });
   await new Promise((resolve) => setImmediate(resolve)); // every microtask of the handler has run
-  // The presence frame (this tab no longer runs) follows the goodbye that names the successor.
-  const frames = ['released', 'post goodbye', 'post presence'];
+  // The marker goes back first (it never outlives the lock); the presence frame (this tab no
+  // longer runs) follows the goodbye that names the successor.
+  const frames = ['marker released', 'released', 'post goodbye', 'post presence'];
   assert.deepEqual(log, frames, 'after the handler: the release, then the goodbye, and nothing else');
 
   const next = await waitFor(() => {

@@ -26,7 +26,7 @@ struct ResourceView {
   TabId leader;                  // known leader id (may be this tab), empty if none known
   uint64_t leader_epoch = 0;
   double leader_since_ms = 0;    // wall clock, for the application
-  bool eligible = false;
+  bool eligible = false;         // as of the last step's time; not told to the glue (boundary.cc)
   Degraded degraded = Degraded::none;  // own term when leading: fenced effects must be refused
   // Own term when leading: not a leader from this monotonic time on, nor from this wall
   // time on, unless a later step says otherwise. The lease term ends when another tab may

@@ -5,10 +5,15 @@
 //   encodeFrame({kind: 'heartbeat', sender: 'evil', claims: [{resource: 'ws', epoch: 2 ** 40}]})
 //   decodeFrame(bytes) -> the same fields (to replay or alter a captured frame)
 
+//
+// Written out here, not imported from js-glue/src/constants.js: the browser test server
+// serves this file (tests/browser/pages) to a page with no Baton code, where that file is not
+// served. tests/node/hostile.test.js checks VERSION against the generated PROTOCOL_VERSION.
+
 export const MAGIC = 0xba;
 /** wire::kProtocolVersion: frames of any other version are dropped as foreign, not judged. */
 export const VERSION = 2;
-/** The flags byte's bit: the sender only observes (wire::kObservesOnly). */
+/** The flags byte's bit: the sender only observes (wire::kObservesOnly; not generated). */
 export const OBSERVES_ONLY = 1;
 export const KINDS = ['', 'hello', 'presence', 'heartbeat', 'goodbye', 'abdicate_request'];
 export const LIFECYCLES = ['active', 'hidden', 'frozen', 'restored', 'closing'];

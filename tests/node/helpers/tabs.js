@@ -4,6 +4,9 @@
 import assert from 'node:assert/strict';
 import { createBrowser } from 'tab-baton/testing';
 
+/** A holder's marker lock (`<lock>/w<wire version>`, see names.js), beside the lock it marks. */
+export const isMarker = (name) => /\/w\d+$/.test(name);
+
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `predicate` every few ms until it is truthy; fails the test after `timeoutMs`. */
