@@ -132,11 +132,15 @@ export class EpochStore {
     this.reading.set(resource, false);
     let top = 0;
     this.database
-      .transaction(['epochs'], 'readonly', ({ epochs }) => {
+      .transaction(['epochs'], 'readonly', ({ epochs }, tx) => {
         const get = epochs.get(resource);
         get.onsuccess = () => {
           top = storedEpoch(get.result);
         };
+        // Committed with the request, not once its answer has reached this page: a page
+        // frozen before then would keep the transaction open, and every tab's epoch
+        // allocation (a read-write transaction over the same store) would wait behind it.
+        tx.commit?.();
       })
       .then(() => {
         // An implausible counter is no top: the next allocation reads it and reports it.

@@ -46,7 +46,11 @@ describe("the epoch's transaction", () => {
     const stats = idb.stats();
     assert.equal(stats.transactions - stats.readonly, 3, 'one read-write transaction per term');
     assert.equal(stats.relaxed, 3, 'every one asks for relaxed durability');
-    assert.equal(stats.explicitCommits, 3, 'every one commits as soon as it has written');
+    assert.ok(stats.readonly > 0, 'the followers read the new top');
+    // Read-only ones too: a page frozen before a read's answer reaches it must not hold the
+    // store open, or every tab's next epoch waits behind it (a silently frozen leader was
+    // never replaced within the suspect timeout).
+    assert.equal(stats.explicitCommits, stats.transactions, 'every one commits as soon as it has made its last request');
     assert.equal(stats.committed - stats.readonly, 3);
   });
 
