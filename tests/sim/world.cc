@@ -1348,20 +1348,22 @@ void World::check(double now) {
 // BroadcastOnly::campaign). The watch ends when anything else happens in the world (a
 // freeze, a hostile frame, a store fault...): those may delay a takeover longer. For the
 // same reason there is no watch while the store is broken or hung, and a watch ends when the
-// store fails an operation: a new term then waits for the storage timeout.
+// store fails an operation: a new term then waits for the storage timeout. A slow store
+// (set_storage_delay) adds its answer delay to the bound: the new term begins once its epoch
+// is committed.
 void World::watch_takeover(const Tab& crashed) {
   if (opt_.authority != Authority::broadcast || crashed.state != TabState::running) return;
   if (storage_ != StorageMode::works) return;
   bool watched = false;
   for (const auto& res : resources_) {
     if (crashed.election->view(res).role != Role::leader || !holds_authority(crashed, res)) continue;
-    takeover_watch_[res] = TakeoverWatch{clock_ms_, disturbances_};
+    takeover_watch_[res] = TakeoverWatch{clock_ms_, disturbances_, takeover_bound_ms() + epoch_delay_ms_};
     watched = true;
   }
   if (!watched) return;
   // The checks run at the deadline, even when nothing else happens then.
   Scheduled due{};
-  due.at = clock_ms_ + takeover_bound_ms();
+  due.at = clock_ms_ + takeover_bound_ms() + epoch_delay_ms_;
   due.kind = Kind::takeover_due;
   schedule(due);
 }
@@ -1380,7 +1382,7 @@ void World::check_takeover(const std::string& res, bool has_leader, double now) 
     return;
   }
   double waited = now - crashed_ms;
-  if (waited < takeover_bound_ms()) return;
+  if (waited < it->second.bound_ms) return;
   bool eligible = std::any_of(tabs_.begin(), tabs_.end(), [&res](const std::unique_ptr<Tab>& t) {
     return t->state == TabState::running && t->election->view(res).eligible;
   });

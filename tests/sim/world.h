@@ -372,6 +372,7 @@ class World {
   struct TakeoverWatch {
     double crashed_ms = 0;
     uint64_t disturbances = 0;
+    double bound_ms = 0;  // the takeover bound, plus the store's answer delay then
   };
   std::map<std::string, TakeoverWatch> takeover_watch_;
   uint64_t disturbances_ = 0;  // every world event but a crash: faults, hostile frames, holds
