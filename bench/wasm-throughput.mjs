@@ -173,7 +173,7 @@ export async function measure(n = frames) {
     });
     const lease = timeIt(n, (count) => {
       let writes = 0;
-      for (let i = 0; i < count; i += 1) { writes += c.leaseRead(now, 'websocket-owner', null).length; now += 0.01; }
+      for (let i = 0; i < count; i += 1) { writes += c.leaseRead(now, 'websocket-owner', null, 0).length; now += 0.01; }
       return writes;
     });
     c.dispose();
