@@ -72,7 +72,14 @@ describe('the demo for a newcomer (headless Chromium)', { timeout: 120000 }, () 
       return true;
     }, { timeoutMs: 30000, what: 'A, B and C each lead their home resource, as every tab sees it' });
 
-    const views = await Promise.all(tabs.map(view));
+    // The page draws a change up to 150 ms after it (demo.js scheduleRender): wait until each
+    // tab has drawn every resource's bar up to its home tab before reading the drawing.
+    const homeOf = (resource) => Object.keys(HOMES).find((name) => HOMES[name] === resource);
+    let views = [];
+    await waitFor(async () => {
+      views = await Promise.all(tabs.map(view));
+      return views.every((v) => v.rows.length > 0 && v.rows.every((row) => row.segments.at(-1)?.name === homeOf(row.resource)));
+    }, { timeoutMs: 30000, what: "every tab's timeline drawn up to each resource's home tab" });
     assert.deepEqual(views.map((v) => v.name), ['A', 'B', 'C'], 'each tab shows its short name');
     const hues = views.map((v) => hueOf(v.colour));
     for (let i = 0; i < hues.length; i += 1) {
