@@ -15,6 +15,31 @@ import { StorageHealth } from '../../js-glue/src/storage-health.js';
 import { leaderIndexes, openTabs, waitFor } from './helpers/tabs.js';
 
 /**
+ * An IndexedDB factory over `factory` whose databases hand every transaction they begin to
+ * `wrap(tx, names, mode)` and return what it returns.
+ */
+function wrapTransactions(factory, wrap) {
+  return {
+    open(...args) {
+      const req = factory.open(...args);
+      let onsuccess = null;
+      Object.defineProperty(req, 'onsuccess', {
+        get: () => () => {
+          const db = req.result;
+          const transaction = db.transaction.bind(db);
+          db.transaction = (names, mode, ...rest) => wrap(transaction(names, mode, ...rest), names, mode);
+          onsuccess?.();
+        },
+        set: (fn) => {
+          onsuccess = fn;
+        },
+      });
+      return req;
+    },
+  };
+}
+
+/**
  * Wraps a fake IndexedDB factory to record each read-write transaction over `epochs`: its
  * requests (`late`: made after the transaction's first answer, i.e. one more trip) and how
  * it ended ('complete' or the abort's error name; `onAbort(record)` is called then).
@@ -35,45 +60,27 @@ function traced(factory, { onAbort = () => {} } = {}) {
       });
     }
   };
-  const indexedDB = {
-    open(...args) {
-      const req = factory.open(...args);
-      let onsuccess = null;
-      Object.defineProperty(req, 'onsuccess', {
-        get: () => () => {
-          const db = req.result;
-          const transaction = db.transaction.bind(db);
-          db.transaction = (names, mode, ...rest) => {
-            const tx = transaction(names, mode, ...rest);
-            if (mode !== 'readwrite' || !names.includes('epochs')) return tx;
-            const record = { requests: [], answered: false, outcome: null };
-            trips.push(record);
-            let oncomplete = null;
-            let onabort = null;
-            Object.defineProperty(tx, 'oncomplete', { get: () => () => ((record.outcome = 'complete'), oncomplete?.()), set: (fn) => (oncomplete = fn) });
-            Object.defineProperty(tx, 'onabort', { get: () => () => ((record.outcome = tx.error.name), onAbort(record), onabort?.()), set: (fn) => (onabort = fn) });
-            const objectStore = tx.objectStore.bind(tx);
-            tx.objectStore = (name) => {
-              const store = objectStore(name);
-              const call = (op) => (...a) => {
-                const r = store[op](...a);
-                record.requests.push({ op, key: JSON.stringify(op === 'get' ? a[0] : a[1]), late: record.answered });
-                onceAnswered(r, record, ['onsuccess', 'onerror']);
-                return r;
-              };
-              return { get: call('get'), put: call('put'), add: call('add') };
-            };
-            return tx;
-          };
-          onsuccess?.();
-        },
-        set: (fn) => {
-          onsuccess = fn;
-        },
-      });
-      return req;
-    },
-  };
+  const indexedDB = wrapTransactions(factory, (tx, names, mode) => {
+    if (mode !== 'readwrite' || !names.includes('epochs')) return tx;
+    const record = { requests: [], answered: false, outcome: null };
+    trips.push(record);
+    let oncomplete = null;
+    let onabort = null;
+    Object.defineProperty(tx, 'oncomplete', { get: () => () => ((record.outcome = 'complete'), oncomplete?.()), set: (fn) => (oncomplete = fn) });
+    Object.defineProperty(tx, 'onabort', { get: () => () => ((record.outcome = tx.error.name), onAbort(record), onabort?.()), set: (fn) => (onabort = fn) });
+    const objectStore = tx.objectStore.bind(tx);
+    tx.objectStore = (name) => {
+      const store = objectStore(name);
+      const call = (op) => (...a) => {
+        const r = store[op](...a);
+        record.requests.push({ op, key: JSON.stringify(op === 'get' ? a[0] : a[1]), late: record.answered });
+        onceAnswered(r, record, ['onsuccess', 'onerror']);
+        return r;
+      };
+      return { get: call('get'), put: call('put'), add: call('add') };
+    };
+    return tx;
+  });
   return { indexedDB, trips };
 }
 
@@ -83,37 +90,19 @@ function traced(factory, { onAbort = () => {} } = {}) {
  * allows for a request that fails after `commit()`.
  */
 function errorOnTransactionOnly(factory) {
-  return {
-    open(...args) {
-      const req = factory.open(...args);
-      let onsuccess = null;
-      Object.defineProperty(req, 'onsuccess', {
-        get: () => () => {
-          const db = req.result;
-          const transaction = db.transaction.bind(db);
-          db.transaction = (...a) => {
-            const tx = transaction(...a);
-            const objectStore = tx.objectStore.bind(tx);
-            tx.objectStore = (name) => {
-              const store = objectStore(name);
-              const add = (...b) => {
-                const r = store.add(...b);
-                Object.defineProperty(r, 'onerror', { get: () => null, set: () => {} });
-                return r;
-              };
-              return { get: store.get, put: store.put, add };
-            };
-            return tx;
-          };
-          onsuccess?.();
-        },
-        set: (fn) => {
-          onsuccess = fn;
-        },
-      });
-      return req;
-    },
-  };
+  return wrapTransactions(factory, (tx) => {
+    const objectStore = tx.objectStore.bind(tx);
+    tx.objectStore = (name) => {
+      const store = objectStore(name);
+      const add = (...b) => {
+        const r = store.add(...b);
+        Object.defineProperty(r, 'onerror', { get: () => null, set: () => {} });
+        return r;
+      };
+      return { get: store.get, put: store.put, add };
+    };
+    return tx;
+  });
 }
 
 /** Whether a recorded transaction made all its requests before any answer came back. */
