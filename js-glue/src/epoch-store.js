@@ -219,13 +219,19 @@ export class EpochStore {
    * over on the read path; `after`: `b`, or null after a read).
    */
   commit(resource, known, tries = 2) {
-    const b = this.top.get(resource);
-    const after = tries > 0 && b !== undefined && Math.max(known, this.claimed.get(resource) ?? 0) <= b ? b : null;
+    let b;
+    let after = null;
     let stored = -1;
-    let next = b + 1;
+    let next;
     let taken = false;
     return this.database
       .readwrite(['epochs'], ({ epochs }, tx) => {
+        // Read as the transaction begins, not when it was asked for: a grant that comes
+        // before the database is open finds the top it learnt meanwhile. An open of this tab
+        // that created the store (a first visit) saw every top at 0.
+        b = this.top.get(resource) ?? (this.database.createdEpochs ? 0 : undefined);
+        after = tries > 0 && b !== undefined && Math.max(known, this.claimed.get(resource) ?? 0) <= b ? b : null;
+        next = b + 1;
         const write = (top, how) => {
           const claim = epochs[how](next, successorKey(resource, top));
           claim.onerror = () => {

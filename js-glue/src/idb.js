@@ -45,6 +45,11 @@ export class Database {
     this.opening_ = null;
     /** The open connection, once `opening_` resolved: a transaction on it starts in the same task. */
     this.connection = null;
+    /**
+     * An open of this Database created the `epochs` store (a first visit): every resource's
+     * counter was 0 then, a top the epoch store may allocate from without reading it.
+     */
+    this.createdEpochs = false;
     this.closed = false;
   }
 
@@ -56,6 +61,7 @@ export class Database {
         const req = this.indexedDB.open(this.name, 1);
         req.onupgradeneeded = () => {
           const db = req.result;
+          if (!db.objectStoreNames.contains('epochs')) this.createdEpochs = true;
           for (const store of STORES) if (!db.objectStoreNames.contains(store)) db.createObjectStore(store);
         };
         req.onsuccess = () => {

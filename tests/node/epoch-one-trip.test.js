@@ -247,6 +247,40 @@ describe('the epoch in one trip', () => {
     assert.deepEqual(await allocate(a.epochs), { epoch: 5, durable: true });
   });
 
+  test('a first visit: the tab whose open created the store takes one trip from 0, even with the grant before the open', async () => {
+    const idb = createIndexedDB();
+    const t = traced(idb.indexedDB);
+    const a = storeOver(t.indexedDB);
+    // Granted at once, as a start-up often is: the database is not open yet, nothing was read.
+    a.epochs.warm('job');
+    assert.equal(a.epochs.top.has('job'), false);
+    assert.deepEqual(await allocate(a.epochs), { epoch: 1, durable: true });
+    assert.equal(a.database.createdEpochs, true, 'this open created the store');
+    assert.equal(t.trips.length, 1);
+    assert.ok(oneTrip(t.trips[0]) && t.trips[0].outcome === 'complete', `one trip: ${JSON.stringify(t.trips[0])}`);
+    assert.ok(t.trips[0].requests.some((r) => r.op === 'add' && r.key === JSON.stringify(['job', 1])), 'it claims key [job, 1]');
+    // A later visit opens the store it finds: it knows no top until it has read one.
+    const b = storeOver(idb.indexedDB);
+    await b.database.open();
+    assert.equal(b.database.createdEpochs, false);
+  });
+
+  test('a first visit whose creator is not the first to allocate: its add from 0 misses, and it goes above the other\'s epoch', async () => {
+    const idb = createIndexedDB();
+    const t = traced(idb.indexedDB);
+    const a = storeOver(t.indexedDB);
+    await a.database.open(); // a creates the store
+    const b = storeOver(idb.indexedDB);
+    await joined(b);
+    assert.deepEqual(await allocate(b.epochs), { epoch: 1, durable: true });
+    assert.deepEqual(await allocate(a.epochs), { epoch: 2, durable: true });
+    const [tried, retried] = t.trips;
+    assert.ok(oneTrip(tried) && tried.outcome === 'ConstraintError', `the add of [job, 1] missed: ${JSON.stringify(tried)}`);
+    assert.ok(oneTrip(retried) && retried.outcome === 'complete', `then one trip from the counter it read: ${JSON.stringify(retried)}`);
+    assert.equal(idb.peek('baton/one-trip', 'epochs', ['job', 1]), 1, 'the miss wrote nothing');
+    assert.equal(a.health.failure, null);
+  });
+
   test('a taken key reported on the transaction only (no error at the request) is a miss, not a storage failure', async () => {
     const idb = createIndexedDB();
     const a = storeOver(idb.indexedDB);
