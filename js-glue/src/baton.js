@@ -18,7 +18,7 @@
  * @module tab-baton/baton
  */
 import { Runtime } from './runtime.js';
-import { coreStatus } from './core.js';
+import { coreStatus, load } from './core.js';
 import { Database, STORAGE_TIMEOUT_MS } from './idb.js';
 import { EpochStore } from './epoch-store.js';
 import { StorageHealth } from './storage-health.js';
@@ -130,6 +130,9 @@ function makeBaton(where, options, lockName, leaseFallback) {
     throw new TypeError(`${where}: option "testHooks" needs the hooks enabled first: import { enableTestHooks } from 'tab-baton' and call enableTestHooks()`);
   }
   const seed = numberOption(where, o, 'seed', { fallback: undefined, integer: true, max: 2 ** 32 - 1 }) ?? randomSeed();
+  // The core's load first: its chain (fetch, compile, instantiate, the first steps) is the
+  // longest a start-up waits for, longer than the lock's or the storage's.
+  load();
 
   const env = resolveEnv(envSource);
   let authority;

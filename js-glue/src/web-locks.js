@@ -24,8 +24,8 @@
  * Chromium ignores the abort of a request that its lock manager has not received yet (a
  * page's first requests, aborted in the task that made them, as an app that disposes at
  * once does under React StrictMode): the request stays queued, and is granted later. So
- * an abort waits until the lock manager has answered the probe below, made right after the
- * first request; a grant that comes meanwhile is given back, as any unwanted grant is.
+ * an abort waits until the lock manager has answered the probe below, made after the first
+ * request (in a microtask); a grant that comes meanwhile is given back, as any unwanted grant is.
  *
  * Whether the Locks API works here at all is found out at the first request (see
  * locks-probe.js): a `SecurityError` from any queued request, `FAILURES_BEFORE_REFUSAL`
@@ -107,10 +107,12 @@ export class WebLocks {
     if (mode === 'steal') this.stealFromOursOnly(resource);
     else this.issue(resource, mode);
     // After our request, so that the browser has that first, and the probe's answer tells
-    // that it has it: aborts wait for that answer (see the module comment).
+    // that it has it: aborts wait for that answer (see the module comment). In a microtask:
+    // what the caller's task asks for next (the epoch's storage) is what a start-up waits
+    // for; the probe is not.
     if (!this.probed) {
       this.probed = true;
-      const probed = this.probe.run().then((error) => {
+      const probed = Promise.resolve().then(() => this.probe.run()).then((error) => {
         if (this.reaching_ === probed) this.reaching_ = null;
         if (error) this.refuse(error);
       });

@@ -1,6 +1,6 @@
 // Chromium ignores the abort of a request its lock manager has not received yet (a page's
 // first request, aborted in the task that made it): WebLocks aborts only once the lock
-// manager has answered the probe it sends right after its first request.
+// manager has answered the probe it sends after its first request (in a microtask).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WebLocks } from '../../js-glue/src/web-locks.js';
@@ -15,23 +15,28 @@ function setup() {
     },
   };
   let answer;
+  const probes = [];
   const probe = {
     refused: () => assert.fail('refused'),
     answered: () => {},
-    run: () => new Promise((resolve) => { answer = resolve; }),
+    run: () => {
+      probes.push(requests.length);
+      return new Promise((resolve) => { answer = resolve; });
+    },
   };
   const counters = { staleGrants: 0, locksLost: 0, lockErrors: 0, foreignHolderWaits: 0 };
   const web = new WebLocks(locks, (r) => `lock/${r}`, () => {}, counters, (r) => `lock/${r}/w2`, probe);
-  return { web, requests, answerProbe: () => answer(null), counters };
+  return { web, requests, probes, answerProbe: () => answer(null), counters };
 }
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 
 test('the first request goes out at once; its abort waits for the probe, a later one does not', async () => {
-  const { web, requests, answerProbe, counters } = setup();
+  const { web, requests, probes, answerProbe, counters } = setup();
   web.request('a', 'queue');
   assert.equal(requests.length, 1, 'the request goes out in the calling task');
   assert.equal(requests[0].name, 'lock/a');
+  assert.deepEqual(probes, [], 'the probe waits for what the calling task asks for next');
   const first = requests[0].options.signal;
 
   web.release('a'); // given up in the same task, as a StrictMode unmount does
@@ -41,6 +46,7 @@ test('the first request goes out at once; its abort waits for the probe, a later
   assert.equal(requests[0].callback({ name: 'lock/a' }), undefined);
   assert.equal(counters.staleGrants, 1);
 
+  assert.deepEqual(probes, [1], 'one probe, sent after the first request');
   answerProbe();
   await flush();
   assert.equal(first.aborted, true, 'aborted once the probe was answered');
@@ -58,6 +64,7 @@ test('dispose before the answer: every queued request is aborted once it comes',
   web.dispose();
   const signals = requests.filter((r) => r.options.signal).map((r) => r.options.signal);
   assert.equal(signals.length, 2);
+  await flush(); // the probe goes out in a microtask
   assert.deepEqual(signals.map((s) => s.aborted), [false, false]);
   answerProbe();
   await flush();
