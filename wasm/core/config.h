@@ -12,6 +12,8 @@ namespace baton {
 // never sets them; each one brings back a bug this core once had.
 struct Mutations {
   bool answer_postpones_tick = false;  // a frame sent from a message handler delays the own timer
+  bool answer_shows_tick = false;      // a frame sent from a message handler shows the timer's
+                                       // latest run (a frozen leader's answer as progress)
   bool trust_claims = false;           // a claim deposes the authority's holder and moves the floor
   bool lease_term_to_expiry = false;   // a lease term outlives the record's takeover time
   bool trust_versions = false;         // any tab's newer app version vetoes, unbounded (the 93 s gap)

@@ -59,6 +59,7 @@ void Election::step(const Event& e, Effects& out) {
   double now = e.now_ms;
   read_clocks(e);
   message_step_ = e.kind == EventKind::message;
+  timer_step_ = e.kind == EventKind::tick;
   Resource* r = nullptr;
   if (!e.resource.empty()) {
     r = resources_.find(e.resource);

@@ -18,7 +18,7 @@ wire::Frame Election::frame(wire::Kind kind) const {
   f.lifecycle = lifecycle_;
   f.app_version = config_.app_version;
   f.start_ms = config_.start_ms > 0 ? static_cast<uint64_t>(config_.start_ms) : 0;
-  f.tick_seq = tick_seq_;
+  f.tick_seq = timer_step_ || config_.mutations.answer_shows_tick ? tick_seq_ : shown_tick_seq_;
   f.refresh_ms = static_cast<uint32_t>(std::min<double>(refresh_ms(), UINT32_MAX));
   f.observes_only = observes_only();
   f.capabilities = config_.capabilities;
@@ -32,6 +32,7 @@ wire::Frame Election::frame(wire::Kind kind) const {
 
 void Election::send(wire::Frame f, Effects& out) {
   ++metrics_.frames_sent;
+  if (timer_step_) shown_tick_seq_ = std::max(shown_tick_seq_, f.tick_seq);
   Effect e = make(EffectKind::broadcast, "");
   e.bytes = wire::encode(f);
   out.push_back(e);
