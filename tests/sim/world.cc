@@ -400,7 +400,8 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
         if (t.state == TabState::frozen) {
           // Begun by a frozen tab (from a message handler): it cannot commit, and it holds
           // the store until the tab thaws. (One begun just before a freeze is not modelled:
-          // the core cannot avoid it.)
+          // the core cannot avoid it; the glue ends it past its deadline from the frozen
+          // page's next message handler, tests/node/lease-silent-freeze.test.js.)
           if (store_holder_ < 0) store_holder_ = t.index;
           deferred_[t.index].push_back(s);
           break;
