@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/policy.h"
+#include "frames.h"
 #include "names.h"
 
 namespace baton::sim {
@@ -656,13 +657,8 @@ void World::hostile_frame() {
     top = std::max({top, v.epoch, v.leader_epoch});
     if (v.role == Role::leader) leader = t->id;
   }
-  wire::Frame f;
-  f.kind = wire::Kind::heartbeat;
-  f.sender = "mallory" + std::to_string(hostile_rng_.next() % 4);
-  f.generation = 1;
-  f.app_version = "1.0";
+  wire::Frame f = frame_from("mallory" + std::to_string(hostile_rng_.next() % 4), wire::Kind::heartbeat);
   f.tick_seq = forged_seq_++;  // forged liveness: always progressing
-  f.refresh_ms = 1000;
   f.capabilities = {"ws.owner.v1"};
   const Tab* victim = open.empty() ? nullptr : open[static_cast<size_t>(hostile_rng_.unit() * open.size())];
   switch (hostile_rng_.next() % 8) {
