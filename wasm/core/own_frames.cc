@@ -32,7 +32,7 @@ wire::Frame Election::frame(wire::Kind kind) const {
 
 void Election::send(wire::Frame f, Effects& out) {
   ++metrics_.frames_sent;
-  Effect e = make(EffectKind::broadcast, "");
+  Effect e = make(EffectKind::broadcast, {});
   e.bytes = wire::encode(f);
   out.push_back(e);
 }
