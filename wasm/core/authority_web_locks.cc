@@ -70,13 +70,7 @@ void Election::WebLocks::campaign(Election& election, Resource& r, double now, E
     return;
   }
   if (r.abdicate_asked_ms < 0) {
-    if (leader) {
-      wire::Frame req = election.frame(wire::Kind::abdicate_request);
-      req.subject = r.name;
-      req.target = r.leader;
-      election.send(std::move(req), out);
-      ++election.metrics_.abdicate_requests_sent;
-    }
+    if (leader) election.send_abdicate_request(r, out);
     r.abdicate_asked_ms = now;
   }
   double steal_at = r.abdicate_asked_ms + c.steal_grace_ms;

@@ -141,7 +141,7 @@ double Election::next_deadline() const {
 void Election::run_due(double now, bool timer, Effects& out) {
   if (!said_hello_) {
     said_hello_ = true;
-    send(frame(wire::Kind::hello), out);
+    send(wire::Kind::hello, out);
     presence_due_ms_ = now + refresh_ms();
   }
   for (auto& [name, r] : resources_) {
@@ -157,7 +157,7 @@ void Election::run_due(double now, bool timer, Effects& out) {
   if (leads_anything() && now >= heartbeat_due_ms_) {
     send_heartbeat(now, out);
   } else if (now >= presence_due_ms_) {
-    send(frame(wire::Kind::presence), out);
+    send(wire::Kind::presence, out);
     presence_due_ms_ = now + presence_every_ms();
   }
 }
@@ -297,7 +297,7 @@ void Election::on_lifecycle(Lifecycle l, double now, Effects& out) {
     for (auto& [name, r] : resources_) step_down(r, why, now, out);
   }
   // Tell the others at once: ranking and eligibility depend on it.
-  send(frame(wire::Kind::presence), out);
+  send(wire::Kind::presence, out);
   trigger_all(now);
 }
 
@@ -316,7 +316,7 @@ void Election::on_dispose(double now, Effects& out) {
     release_lock(r, out);
   }
   lifecycle_ = Lifecycle::closing;
-  send(frame(wire::Kind::goodbye), out);
+  send(wire::Kind::goodbye, out);
   disposed_ = true;
 }
 
@@ -366,11 +366,7 @@ void Election::ask_hidden_leader(Resource& r, double now, Effects& out) {
   const Candidate* leader = presence_.find(r.leader);
   if (!leader || leader->lifecycle != Lifecycle::hidden || r.abdicate_asked_ms >= 0) return;
   if (rank_position(r, now, r.leader) != 0) return;
-  wire::Frame req = frame(wire::Kind::abdicate_request);
-  req.subject = r.name;
-  req.target = r.leader;
-  send(std::move(req), out);
-  ++metrics_.abdicate_requests_sent;
+  send_abdicate_request(r, out);
   r.abdicate_asked_ms = now;
 }
 
@@ -419,7 +415,7 @@ void Election::step_down(Resource& r, Reason why, double now, Effects& out, bool
   } else if (was_leader) {
     // Followers keep a leader that makes progress over a new claimant: a frame without
     // the claim tells them at once that this term ended.
-    send(frame(wire::Kind::presence), out);
+    send(wire::Kind::presence, out);
   }
   // A lease release completes when its transaction does.
   if (r.lease_op != LeaseOp::release) set_role(r, Role::follower, why, now);

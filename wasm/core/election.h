@@ -292,7 +292,12 @@ class Election {
   // Frames.
   wire::Frame frame(wire::Kind kind) const;
   void send(wire::Frame f, Effects& out);
+  // Sends this tab's frame of `kind` as it is (one copy of this code for its many callers).
+  void send(wire::Kind kind, Effects& out);
   void send_heartbeat(double now, Effects& out);
+  // Asks the known leader of `r` to abdicate (Web Locks: before a steal; a hidden leader:
+  // to hand over to a visible tab).
+  void send_abdicate_request(const Resource& r, Effects& out);
   // A frame sent from a message handler (a reply to a hello, an abdicate request or a
   // stale claim). It never moves the own timer: only the timer's heartbeat shows progress.
   // Rate-limited, since one hostile sender could otherwise make every frame an echo.

@@ -37,8 +37,18 @@ void Election::send(wire::Frame f, Effects& out) {
   out.push_back(e);
 }
 
+void Election::send(wire::Kind kind, Effects& out) { send(frame(kind), out); }
+
+void Election::send_abdicate_request(const Resource& r, Effects& out) {
+  wire::Frame req = frame(wire::Kind::abdicate_request);
+  req.subject = r.name;
+  req.target = r.leader;
+  send(std::move(req), out);
+  ++metrics_.abdicate_requests_sent;
+}
+
 void Election::send_heartbeat(double now, Effects& out) {
-  send(frame(wire::Kind::heartbeat), out);
+  send(wire::Kind::heartbeat, out);
   heartbeat_due_ms_ = now + config_.heartbeat_ms;
   presence_due_ms_ = now + refresh_ms();
 }
@@ -84,7 +94,7 @@ bool Election::observes_only() const {
 
 // Before its hello the tab has told nothing: the hello says it.
 void Election::announce_observing(bool before, Effects& out) {
-  if (said_hello_ && observes_only() != before) send(frame(wire::Kind::presence), out);
+  if (said_hello_ && observes_only() != before) send(wire::Kind::presence, out);
 }
 
 }  // namespace baton
