@@ -411,7 +411,7 @@ void Election::step_down(Resource& r, Reason why, double now, Effects& out, bool
     wire::Frame bye = frame(wire::Kind::goodbye);
     bye.subject = r.name;
     bye.target = best_successor(r, now);
-    send(std::move(bye), out);
+    send(bye, out);
   } else if (was_leader) {
     // Followers keep a leader that makes progress over a new claimant: a frame without
     // the claim tells them at once that this term ended.

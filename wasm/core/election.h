@@ -291,7 +291,7 @@ class Election {
 
   // Frames.
   wire::Frame frame(wire::Kind kind) const;
-  void send(wire::Frame f, Effects& out);
+  void send(const wire::Frame& f, Effects& out);
   // Sends this tab's frame of `kind` as it is (one copy of this code for its many callers).
   void send(wire::Kind kind, Effects& out);
   void send_heartbeat(double now, Effects& out);

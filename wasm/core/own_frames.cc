@@ -30,7 +30,7 @@ wire::Frame Election::frame(wire::Kind kind) const {
   return f;
 }
 
-void Election::send(wire::Frame f, Effects& out) {
+void Election::send(const wire::Frame& f, Effects& out) {
   ++metrics_.frames_sent;
   Effect e = make(EffectKind::broadcast, {});
   e.bytes = wire::encode(f);
@@ -43,7 +43,7 @@ void Election::send_abdicate_request(const Resource& r, Effects& out) {
   wire::Frame req = frame(wire::Kind::abdicate_request);
   req.subject = r.name;
   req.target = r.leader;
-  send(std::move(req), out);
+  send(req, out);
   ++metrics_.abdicate_requests_sent;
 }
 
