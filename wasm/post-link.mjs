@@ -3,7 +3,7 @@
 //    from JavaScript here: `__getTypeName` (type names for embind's own JavaScript, which
 //    embind-functions.js replaces) and `_embind_register_native_and_builtin_types` (run
 //    inside the wasm, by a static constructor). The linker keeps a KEEPALIVE export whatever
-//    the flags; the module's JavaScript assigns them (to undefined now) and never calls them.
+//    the flags; the module's JavaScript assigns them and never calls them.
 // 2. optimises the module again with wasm-opt -Oz, which drops the code of those exports, and
 //    inlines every function of at most 7 bytes (-Oz alone: 2), mostly the core's one-line
 //    accessors: smaller (the call costs about as much as the body) and faster; then once
@@ -14,7 +14,8 @@
 //
 // 3. drops, from the module's JavaScript, the views of the heap that nothing reads: the runtime
 //    makes all eight typed arrays over the memory (again each time it grows), and only embind's
-//    registration (HEAP32) and the glue (HEAPU8, module-post.js) read any. 45 B gzip of JS.
+//    registration (HEAP32) and the glue (HEAPU8, module-post.js) read any (45 B gzip of JS);
+//    and the assignments of exports that nothing reads (UNREAD_EXPORTS, 29 B).
 //
 //   node wasm/post-link.mjs baton-core.js baton-core.wasm path/to/wasm-opt FEATURE-FLAGS...
 //
@@ -24,6 +25,10 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const DROPPED = ['___getTypeName', '___embind_register_native_and_builtin_types'];
+// What the module's JavaScript assigns from the exports and never reads: those two, and
+// malloc and free, which the wasm does not export (emcc's JavaScript takes them for C strings
+// and arrays, which embind-functions.js never makes).
+const UNREAD_EXPORTS = [...DROPPED, '_malloc', '_free'];
 
 const [jsFile, wasmFile, wasmOpt, ...features] = process.argv.slice(2);
 const js = readFileSync(jsFile, 'utf8');
@@ -113,5 +118,15 @@ for (const view of unread) {
   const made = new RegExp(`\\b${view}=new \\w+Array\\(\\w+\\);?`);
   if (!made.test(lean)) throw new Error(`post-link: ${jsFile} does not make ${view} as expected`);
   lean = lean.replace(made, '');
+}
+
+// The exports never read: declared with the others (`var _baton_step,_free,...;`), each
+// assigned once (`_free=asm["free"];`).
+for (const symbol of UNREAD_EXPORTS) {
+  const declaration = new RegExp(`(\\bvar [\\w$,]*?)\\b${symbol},|,${symbol}\\b(?=[\\w$,]*;)`);
+  const assignment = new RegExp(`\\b${symbol}=asm\\["\\w+"\\];?`);
+  if (!declaration.test(lean) || !assignment.test(lean)) throw new Error(`post-link: ${jsFile} does not declare and assign ${symbol} as expected`);
+  lean = lean.replace(declaration, '$1').replace(assignment, '');
+  if (new RegExp(`\\b${symbol}\\b`).test(lean)) throw new Error(`post-link: ${jsFile} reads ${symbol}`);
 }
 writeFileSync(jsFile, lean);
