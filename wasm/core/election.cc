@@ -11,7 +11,7 @@
 namespace baton {
 
 using detail::kMaxRefreshHeartbeats;
-using detail::make;
+using detail::add;
 
 Election::Election(Config config)
     : config_(std::move(config)),
@@ -70,7 +70,7 @@ void Election::step(const Event& e, Effects& out) {
     case EventKind::leave: on_leave(e.resource, now, out); break;
     case EventKind::lock_granted:
       if (r) on_lock_granted(*r, now, out);
-      else out.push_back(make(EffectKind::lock_release, e.resource));
+      else add(out, EffectKind::lock_release, e.resource);
       break;
     case EventKind::lock_lost:
       if (r) on_lock_lost(*r, now, out);
@@ -304,10 +304,9 @@ void Election::on_lifecycle(Lifecycle l, double now, Effects& out) {
 // The glue's fenced() asks before it runs a guarded effect: admitted only from the newest
 // term this tab has seen for the resource. Epoch 0 (no term) is refused and changes nothing.
 void Election::on_fence_check(std::string_view resource, uint64_t epoch, Effects& out) {
-  Effect e = make(EffectKind::fence_verdict, resource);
+  Effect& e = add(out, EffectKind::fence_verdict, resource);
   e.verdict = epoch > 0 ? fence_.admit(resource, epoch) : FenceVerdict::stale_owner;
   e.epoch = fence_.highest(resource);
-  out.push_back(std::move(e));
 }
 
 void Election::on_dispose(double now, Effects& out) {
@@ -383,11 +382,10 @@ void Election::become_leader(Resource& r, uint64_t epoch, Reason why, Degraded d
   r.backoff.reset();
   r.named_successor = false;
   ++metrics_.terms_won;
-  Effect e = make(EffectKind::elected, r.name);
+  Effect& e = add(out, EffectKind::elected, r.name);
   e.epoch = epoch;
   e.reason = why;
   e.degraded = degraded;
-  out.push_back(std::move(e));
   heartbeat_due_ms_ = now;  // announce the new term right away
 }
 
@@ -398,10 +396,9 @@ void Election::step_down(Resource& r, Reason why, double now, Effects& out, bool
   ++metrics_.step_downs;
   ++metrics_.step_down_reasons[static_cast<size_t>(why)];
   if (was_leader) {
-    Effect e = make(EffectKind::deposed, r.name);
+    Effect& e = add(out, EffectKind::deposed, r.name);
     e.epoch = r.epoch;
     e.reason = why;
-    out.push_back(std::move(e));
   }
   if (r.leader == config_.id) clear_leader(r, now, out);
   authority_->release(*this, r, now, out);
@@ -445,7 +442,7 @@ void Election::set_leader(Resource& r, std::string_view id, uint64_t epoch, doub
   r.abdicate_asked_ms = -1;
   r.steal_announced_ms = -1;
   r.claimant.clear();
-  out.push_back(make(EffectKind::leader_changed, r.name));
+  add(out, EffectKind::leader_changed, r.name);
   trigger(r, now);
 }
 
@@ -454,7 +451,7 @@ void Election::clear_leader(Resource& r, double now, Effects& out) {
   r.leader.clear();
   r.leaderless_since_ms = now;
   r.steal_announced_ms = -1;
-  out.push_back(make(EffectKind::leader_changed, r.name));
+  add(out, EffectKind::leader_changed, r.name);
 }
 
 void Election::trigger(Resource& r, double now, bool immediate) {

@@ -8,7 +8,7 @@ namespace baton {
 
 using detail::kMaxRefreshHeartbeats;
 using detail::kQuietFromTabs;
-using detail::make;
+using detail::add;
 
 wire::Frame Election::frame(wire::Kind kind) const {
   wire::Frame f;
@@ -32,9 +32,7 @@ wire::Frame Election::frame(wire::Kind kind) const {
 
 void Election::send(const wire::Frame& f, Effects& out) {
   ++metrics_.frames_sent;
-  Effect e = make(EffectKind::broadcast, {});
-  e.bytes = wire::encode(f);
-  out.push_back(e);
+  add(out, EffectKind::broadcast, {}).bytes = wire::encode(f);
 }
 
 void Election::send(wire::Kind kind, Effects& out) { send(frame(kind), out); }
