@@ -3,7 +3,6 @@
 #include "election.h"
 
 #include <algorithm>
-#include <utility>
 
 #include "authority.h"
 #include "election_internal.h"
@@ -13,8 +12,8 @@ namespace baton {
 using detail::kMaxRefreshHeartbeats;
 using detail::add;
 
-Election::Election(Config config)
-    : config_(std::move(config)),
+Election::Election(const Config& config)
+    : config_(config),
       authority_(&strategy_of(config_.authority)),
       rng_(config_.seed),
       presence_(config_.heartbeat_ms * kMaxRefreshHeartbeats, config_.suspect_ms) {}

@@ -45,7 +45,7 @@ namespace baton {
 
 class Election {
  public:
-  explicit Election(Config config);
+  explicit Election(const Config& config);
 
   // Steps one event; appends the effects to `out`.
   void step(const Event& event, Effects& out);
