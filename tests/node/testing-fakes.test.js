@@ -435,6 +435,14 @@ describe('IndexedDB', () => {
     tx.onabort = () => resolve(`abort:${tx.error.name}`);
   });
 
+  test('transaction(): a store that does not exist is a NotFoundError, no store an InvalidAccessError, as in browsers', async () => {
+    const db = await openDb(createIndexedDB().indexedDB);
+    assert.throws(() => db.transaction(['s', 'missing'], 'readwrite'), (e) => e.name === 'NotFoundError');
+    assert.throws(() => db.transaction('missing', 'readonly'), (e) => e.name === 'NotFoundError');
+    assert.throws(() => db.transaction([], 'readwrite'), (e) => e.name === 'InvalidAccessError');
+    assert.equal(await run(db, (store) => store.put('v', 'k')), 'complete');
+  });
+
   test('abort() rolls back the writes the transaction made', async () => {
     const idb = createIndexedDB();
     const db = await openDb(idb.indexedDB);
