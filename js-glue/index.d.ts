@@ -739,7 +739,11 @@ export interface LeaderElector<C = { readonly name: string }> {
   /** True if this or another tab leads now. */
   hasLeader(): Promise<boolean>;
   applyOnce(isFromFallbackInterval?: boolean): Promise<boolean>;
-  /** Resolves when this tab becomes leader (starts the lazy election). */
+  /**
+   * Resolves when this tab becomes leader (starts the lazy election); never settles once the
+   * elector died. Rejects with the load error (`code` 'CORE_LOAD_FAILED') when the core
+   * cannot load, since this tab can then never lead.
+   */
   awaitLeadership(): Promise<void>;
   /** Idempotent. */
   die(): Promise<void>;
