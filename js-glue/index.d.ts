@@ -891,7 +891,7 @@ export interface RelayStats {
   droppedUnconfirmed: number;
   /** Held messages dropped because `maxBufferBytes` was reached. */
   droppedBufferFull: number;
-  /** Events from the source without a usable id. */
+  /** Events from the source without a usable id, or whose data cannot be cloned (only the leader could have delivered them). */
   sourceMalformed: number;
   /** Events the source emitted after it was closed. */
   lateSourceEvents: number;
