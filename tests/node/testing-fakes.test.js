@@ -530,6 +530,17 @@ describe('IndexedDB', () => {
 });
 
 describe('createBrowser', () => {
+  test('options are checked: a wrong or unknown one throws a TypeError naming it', () => {
+    const naming = (option) => (error) => error instanceof TypeError && error.message.includes(`"${option}"`);
+    assert.throws(() => createBrowser({ indexedDB: 'no' }), naming('indexedDB'));
+    assert.throws(() => createBrowser({ indexeddb: false }), naming('indexeddb'));
+    assert.throws(() => createBrowser({ schedule: 5 }), naming('schedule'));
+    assert.throws(() => createBrowser(null), naming('options'));
+    assert.throws(() => createChannelHub({ schedual: () => {} }), naming('schedual'));
+    assert.equal(createBrowser({ indexedDB: false }).indexedDB, null);
+    assert.ok(createBrowser().indexedDB);
+  });
+
   test('tab.crash() hands the lock over and silences the tab', async () => {
     const browser = createBrowser();
     const a = browser.tab('a');
