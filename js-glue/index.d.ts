@@ -638,7 +638,7 @@ export class Fence {
   /** Throws a {@link StaleOwnerError} when the token is stale. */
   check(token: { resource: string; epoch: number }): void;
   highest(resource: string): number;
-  /** Frees its memory now (otherwise when garbage-collected). */
+  /** Frees its memory now (otherwise when garbage-collected); using it afterwards throws an error with `code` 'DISPOSED'. Idempotent. */
   dispose(): void;
 }
 
