@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/policy.h"
+#include "frames.h"
 #include "names.h"
 
 namespace baton::sim {
@@ -63,7 +64,8 @@ World::World(Options options)
       fault_rng_(options.seed * 0x9E3779B97F4A7C15ull + 17),
       net_rng_(options.seed * 0xD1B54A32D192ED03ull + 29),
       hostile_rng_(options.seed * 0x94D049BB133111EBull + 41),
-      store_rng_(options.seed * 0xBF58476D1CE4E5B9ull + 53) {
+      store_rng_(options.seed * 0xBF58476D1CE4E5B9ull + 53),
+      observer_rng_(options.seed * 0x2545F4914F6CDD1Dull + 67) {
   storage_ = opt_.storage_works ? StorageMode::works : StorageMode::broken;
 }
 
@@ -324,6 +326,10 @@ void World::join(int tab, const std::string& resource, const Policy& policy) {
   e.kind = EventKind::join;
   e.resource = resource;
   e.policy = policy;
+  // The world remembers what the app asked for; the glue passes it on (but for the bug).
+  if (policy.observe_only) tabs_[tab]->observed.insert(resource);
+  else tabs_[tab]->observed.erase(resource);
+  if (!opt_.pass_observe_only) e.policy.observe_only = false;
   deliver(*tabs_[tab], e);
 }
 
@@ -344,15 +350,18 @@ int World::open_random_tab() {
   if (capable) spec.capabilities.push_back("ws.owner.v1");
   spec.app_version = faults_on_ && clock_ms_ > opt_.fault_ms / 2 && fault_rng_.unit() < 0.3 ? "1.1" : "1.0";
   if (!faults_on_) spec.app_version = "1.1";
+  // Its own stream, so that observers leave every other random choice of a seed as it was.
+  bool observer = faults_on_ && observer_rng_.unit() < opt_.observer;
   if (record_) {
     record("add " + spec.name + (capable ? " caps=ws.owner.v1" : "") + " version=" + spec.app_version + " join=");
-    record("join " + spec.name + " ws cap=ws.owner.v1 prefer-visible");
+    record("join " + spec.name + " ws cap=ws.owner.v1 prefer-visible" + (observer ? " observe" : ""));
     record("join " + spec.name + " sync");
   }
   int i = open_tab(spec);
   Policy ws;
   ws.required_capability = "ws.owner.v1";
   ws.prefer_visible = true;
+  ws.observe_only = observer;
   join(i, kResources[0], ws);
   join(i, kResources[1], Policy{});
   return i;
@@ -369,6 +378,19 @@ void World::deliver(Tab& t, const Event& in) {
   schedule_timer(t);
 }
 
+// What only a tab that runs in an election does: an observer never asks for the authority,
+// an epoch or the lease, and never begins a term. (A leader told to observe steps down,
+// and its lease transaction then hands the record back: that is leaving, not running.)
+bool World::runs_in_election(const Tab& t, const Effect& fx) {
+  switch (fx.kind) {
+    case EffectKind::lock_request:
+    case EffectKind::allocate_epoch:
+    case EffectKind::elected: return true;
+    case EffectKind::lease_try: return t.election->view(fx.resource).role != Role::stepping_down;
+    default: return false;
+  }
+}
+
 void World::apply(Tab& t, const std::vector<Effect>& effects) {
   for (const Effect& fx : effects) {
     if (trace_) {
@@ -378,6 +400,11 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
         what += v.leader.empty() ? " none" : " " + v.leader + " epoch " + std::to_string(v.leader_epoch);
       }
       if (!what.empty()) trace_tab(t, "-> " + what);
+    }
+    if (t.observed.count(fx.resource.str()) && runs_in_election(t, fx)) {
+      std::string what = fx.kind == EffectKind::elected ? "elected" : describe(fx);
+      violation("observe-only: " + t.id + " ran in the election of " + fx.resource.str() +
+                ", which it only observes (" + what + ")");
     }
     switch (fx.kind) {
       case EffectKind::broadcast: broadcast(t, fx.bytes); break;
@@ -569,6 +596,8 @@ bool World::caused_by_world(const Tab& t, const Effect& fx) const {
     case Reason::lease_lost: return taken_for_cause(t, fx.resource.str()) || store_failed(t) || wall_clock_jumped();
     case Reason::lease_expired: return store_failed(t) || wall_clock_jumped();
     case Reason::storage_failed: return store_failed(t);
+    // The app joined the resource again to observe only (the world remembers which).
+    case Reason::not_eligible: return t.observed.count(fx.resource.str()) > 0;
     // Broadcast-only has no authority: a claim of a newer term ends this one (README).
     case Reason::newer_epoch:
     case Reason::conflict: return t.election->authority() == Authority::broadcast;
@@ -656,13 +685,8 @@ void World::hostile_frame() {
     top = std::max({top, v.epoch, v.leader_epoch});
     if (v.role == Role::leader) leader = t->id;
   }
-  wire::Frame f;
-  f.kind = wire::Kind::heartbeat;
-  f.sender = "mallory" + std::to_string(hostile_rng_.next() % 4);
-  f.generation = 1;
-  f.app_version = "1.0";
+  wire::Frame f = frame_from("mallory" + std::to_string(hostile_rng_.next() % 4), wire::Kind::heartbeat);
   f.tick_seq = forged_seq_++;  // forged liveness: always progressing
-  f.refresh_ms = 1000;
   f.capabilities = {"ws.owner.v1"};
   const Tab* victim = open.empty() ? nullptr : open[static_cast<size_t>(hostile_rng_.unit() * open.size())];
   switch (hostile_rng_.next() % 8) {
