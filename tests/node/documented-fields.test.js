@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createBaton, createRelay, enableTestHooks } from 'tab-baton';
+import { createBaton, createLeaderElection, createRelay, enableTestHooks, leaderElection } from 'tab-baton';
 import { createBrowser } from 'tab-baton/testing';
 import { waitFor } from './helpers/tabs.js';
 
@@ -14,8 +14,8 @@ const types = readFileSync(new URL('../../js-glue/index.d.ts', import.meta.url),
 function fieldsOf(name) {
   const found = new RegExp(`export interface ${name}(?:<[^>]*>)?(?: extends (\\w+))? \\{([\\s\\S]*?)\\n\\}`).exec(types);
   assert.ok(found, `interface ${name} in index.d.ts`);
-  const own = [...found[2].matchAll(/^ {2}(?:readonly )?(\w+)\??[:(]/gm)].map((m) => m[1]);
-  return found[1] ? [...own, ...fieldsOf(found[1])] : own;
+  const own = [...found[2].matchAll(/^ {2}(?:readonly )?(\w+)\??[:(<]/gm)].map((m) => m[1]);
+  return [...new Set(found[1] ? [...own, ...fieldsOf(found[1])] : own)];
 }
 
 const sameFields = (object, name) => assert.deepEqual(Object.keys(object).sort(), fieldsOf(name).sort(), `${name}: the fields index.d.ts declares`);
@@ -48,4 +48,23 @@ test('the objects the API returns have exactly the fields index.d.ts declares', 
   sameFields(changes[0], 'LeadershipChange');
   sameFields(relay.stats(), 'RelayStats');
   sameFields(globalThis.__baton.leadershipState('job'), 'LeadershipSnapshot');
+});
+
+test('the API objects have exactly the members index.d.ts declares', async (t) => {
+  const browser = createBrowser();
+  const baton = createBaton({ namespace: 'members', env: browser.tab('a') });
+  const election = leaderElection.create({ channel: 'members-awaforge', env: browser.tab('b') });
+  const elector = createLeaderElection('members-bc', { env: browser.tab('c') });
+  t.after(async () => {
+    baton.dispose();
+    election.dispose();
+    await elector.die();
+  });
+  sameFields(baton, 'Baton');
+  sameFields(baton.lead('job'), 'LeadHandle');
+  sameFields(baton.leaderState('job'), 'LeaderStateView');
+  sameFields(createRelay(baton, { resource: 'feed', source: () => {}, onEvent: () => {} }), 'Relay');
+  sameFields(election, 'Election');
+  sameFields(elector, 'LeaderElector');
+  sameFields(leaderElection.support(), 'SupportInfo');
 });
