@@ -199,7 +199,8 @@ export interface LeadOptions {
    * throws reaches the caller as a {@link RemoteError}. Delivery is at least once: a request
    * in flight during a hand-over is served again by the next leader with the same
    * `from.requestId`, so key effects on it (or fence them) to make them effectively once.
-   * `signal` aborts when this term ends.
+   * `signal` aborts when this term ends. A tab that leads without `serve` acknowledges no
+   * request: requests wait, re-sent, for a leader that serves, or end with a {@link NoLeaderError}.
    */
   serve?(message: unknown, from: RequestFrom, token: Token, signal: AbortSignal): unknown;
   /**
