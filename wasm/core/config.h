@@ -24,7 +24,9 @@ struct Mutations {
 struct Config {
   TabId id;
   uint32_t generation = 1;            // bumped by the glue when a page is restored from bfcache
-  Version app_version = "0";
+  // "0", its length given: -Oz outlines string_view's constructor from a const char*, and
+  // the wasm would carry a strlen for this literal alone.
+  Version app_version = std::string_view("0", 1);
   Capabilities capabilities;
   Authority authority = Authority::web_locks;  // to start with; see Election::authority()
   double heartbeat_ms = 1000;         // leader heartbeat and presence cadence

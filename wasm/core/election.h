@@ -45,7 +45,7 @@ namespace baton {
 
 class Election {
  public:
-  explicit Election(Config config);
+  explicit Election(const Config& config);
 
   // Steps one event; appends the effects to `out`.
   void step(const Event& event, Effects& out);
@@ -291,8 +291,13 @@ class Election {
 
   // Frames.
   wire::Frame frame(wire::Kind kind) const;
-  void send(wire::Frame f, Effects& out);
+  void send(const wire::Frame& f, Effects& out);
+  // Sends this tab's frame of `kind` as it is (one copy of this code for its many callers).
+  void send(wire::Kind kind, Effects& out);
   void send_heartbeat(double now, Effects& out);
+  // Asks the known leader of `r` to abdicate (Web Locks: before a steal; a hidden leader:
+  // to hand over to a visible tab).
+  void send_abdicate_request(const Resource& r, Effects& out);
   // A frame sent from a message handler (a reply to a hello, an abdicate request or a
   // stale claim). It never moves the own timer: only the timer's heartbeat shows progress.
   // Rate-limited, since one hostile sender could otherwise make every frame an echo.

@@ -215,6 +215,11 @@ class GrowingArray {
     return items_ + i;
   }
   void push_back(const T& v) { insert(end(), v); }
+  // A new value-initialised item at the end, made in place: no copy of a large T.
+  T& emplace_back() {
+    if (size_ == capacity_) grow();
+    return *new (static_cast<void*>(items_ + size_++)) T();
+  }
   void append(const GrowingArray& o) {
     for (const T& v : o) push_back(v);
   }
