@@ -199,7 +199,8 @@ export interface LeadOptions {
    * throws reaches the caller as a {@link RemoteError}. Delivery is at least once: a request
    * in flight during a hand-over is served again by the next leader with the same
    * `from.requestId`, so key effects on it (or fence them) to make them effectively once.
-   * `signal` aborts when this term ends.
+   * `signal` aborts when this term ends. A tab that leads without `serve` acknowledges no
+   * request: requests wait, re-sent, for a leader that serves, or end with a {@link NoLeaderError}.
    */
   serve?(message: unknown, from: RequestFrom, token: Token, signal: AbortSignal): unknown;
   /**
@@ -553,23 +554,30 @@ export function createBaton(options: BatonOptions): Baton;
 /** Makes `createBaton({ testHooks: true })` available (tests, demos). Idempotent. */
 export function enableTestHooks(): void;
 
+/** One resource as the core sees it after its last step ({@link BatonTestHooks.leadershipState}). */
+export interface LeadershipSnapshot {
+  role: Role;
+  state: LeadershipState;
+  reason: string;
+  epoch: number;
+  leader: string;
+  leaderEpoch: number;
+  leaderSince: number;
+  /** The core's judgement of this tab's own term: 'none', or why fenced effects are refused. */
+  degraded: string;
+  /** While leading: not a leader from this monotonic time on (Infinity: no bound, as under Web Locks). */
+  validUntil: number;
+  /** The same bound in wall-clock ms. */
+  validUntilWall: number;
+  token: Token | null;
+}
+
 /** On `globalThis.__baton` with `testHooks: true`. */
 export interface BatonTestHooks {
   readonly id: string;
   presenceSnapshot(): PresenceEntry[];
-  leadershipState(resource: string):
-    | {
-        role: Role;
-        state: LeadershipState;
-        reason: string;
-        epoch: number;
-        leader: string;
-        leaderEpoch: number;
-        leaderSince: number;
-        eligible: boolean;
-        token: Token | null;
-      }
-    | null;
+  /** null once the Baton is disposed; a resource this tab does not lead reads as a follower that knows no leader. */
+  leadershipState(resource: string): LeadershipSnapshot | null;
   forceElection(resource: string): void;
   /** Lifecycle `frozen` and the timer stopped; `{event: false}` stops the timer only. */
   simulateFreeze(options?: { event?: boolean }): void;
@@ -638,7 +646,7 @@ export class Fence {
   /** Throws a {@link StaleOwnerError} when the token is stale. */
   check(token: { resource: string; epoch: number }): void;
   highest(resource: string): number;
-  /** Frees its memory now (otherwise when garbage-collected). */
+  /** Frees its memory now (otherwise when garbage-collected); using it afterwards throws an error with `code` 'DISPOSED'. Idempotent. */
   dispose(): void;
 }
 
@@ -739,7 +747,11 @@ export interface LeaderElector<C = { readonly name: string }> {
   /** True if this or another tab leads now. */
   hasLeader(): Promise<boolean>;
   applyOnce(isFromFallbackInterval?: boolean): Promise<boolean>;
-  /** Resolves when this tab becomes leader (starts the lazy election). */
+  /**
+   * Resolves when this tab becomes leader (starts the lazy election); never settles once the
+   * elector died. Rejects with the load error (`code` 'CORE_LOAD_FAILED') when the core
+   * cannot load, since this tab can then never lead.
+   */
   awaitLeadership(): Promise<void>;
   /** Idempotent. */
   die(): Promise<void>;
@@ -887,7 +899,7 @@ export interface RelayStats {
   droppedUnconfirmed: number;
   /** Held messages dropped because `maxBufferBytes` was reached. */
   droppedBufferFull: number;
-  /** Events from the source without a usable id. */
+  /** Events from the source without a usable id, or whose data cannot be cloned (only the leader could have delivered them). */
   sourceMalformed: number;
   /** Events the source emitted after it was closed. */
   lateSourceEvents: number;

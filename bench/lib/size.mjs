@@ -14,11 +14,16 @@ export const TARGET_GZIP = 20 * 1024;
  * The budget the test enforces for that app (JS + wasm, gzip bytes): the size measured when
  * it was set plus about 1%. Lower it whenever the package shrinks; raise it only on purpose.
  * Raised by 456 B for the epoch's one-trip path (epoch-store.js: the grant's allocation in
- * one trip to the store, and the followers' reads that keep it possible). Raised by 44 B for
- * the start-up order (createBaton starts the core's load first; the lock manager's probe
- * waits for lead()'s requests) and a first visit's epoch in one trip.
+ * one trip to the store, and the followers' reads that keep it possible). Lowered to
+ * 32 766 B measured plus a few bytes, after the wasm lost 1 052 B (embind's builtin types,
+ * memchr and strlen, effects and frames made once, push_back without a shift) and the
+ * runtime's JS 74 B. Raised by 125 B for a frozen page (idb.js: storage deadlines also
+ * kept in message handlers; the core: a frame shows only the ticks the timer's own frames
+ * showed). Raised by 25 B, to 32 929 B measured plus a few bytes, for the start-up order
+ * (createBaton starts the core's load first; the lock manager's probe waits for lead()'s
+ * requests) and a first visit's epoch in one trip.
  */
-export const BUDGET_GZIP = 33940;
+export const BUDGET_GZIP = 32950;
 
 /** An app that uses only createBaton, as its author would write it. */
 export const APP_SOURCE = `import { createBaton } from 'tab-baton';

@@ -33,6 +33,7 @@ import {
   refusalReason,
   refusedWords,
   resolveEnv,
+  storageReadable,
   supportOf,
 } from './env.js';
 import { namesFor } from './names.js';
@@ -264,6 +265,7 @@ class Baton {
           indexedDB: env.indexedDB,
           name: names.database,
           timeoutMs: STORAGE_TIMEOUT_MS,
+          now: env.monotonic,
           setTimeout: env.setTimeout,
           clearTimeout: env.clearTimeout,
           refused: (error) => this.refuse('lease', error),
@@ -490,6 +492,7 @@ class Baton {
       ...available,
       webLocks: available.webLocks && !this.refused.has('web-locks'),
       indexedDB: available.indexedDB && !this.refused.has('lease'),
+      localStorage: storageReadable(this.env.localStorage),
       authority: this.authority,
       reason: this.reasonNow(),
       mode: this.runtime_.authority(),

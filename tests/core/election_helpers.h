@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/election.h"
+#include "frames.h"
 
 namespace baton::test {
 
@@ -41,12 +42,7 @@ inline Event message(double now, const std::vector<uint8_t>& bytes) {
 // A frame from another tab of the same app version and capabilities as config().
 inline wire::Frame peer_frame(const std::string& sender, wire::Kind kind = wire::Kind::presence,
                               uint64_t tick = 1) {
-  wire::Frame f;
-  f.kind = kind;
-  f.sender = sender;
-  f.generation = 1;
-  f.app_version = "1.0";
-  f.refresh_ms = 1000;
+  wire::Frame f = sim::frame_from(sender, kind);
   f.capabilities = {"ws.owner.v1"};
   f.tick_seq = tick;
   return f;

@@ -62,12 +62,8 @@ TEST_CASE("broadcast-only: an epoch answer below a term claimed meanwhile is all
   std::vector<Effect> fx;
   for (int i = 0; i < 5 && !find(fx, EffectKind::allocate_epoch); ++i) fx = a.step(event(EventKind::tick, a.next_deadline()));
   REQUIRE(find(fx, EffectKind::allocate_epoch));
-  wire::Frame claim;
-  claim.kind = wire::Kind::goodbye;  // a leader that already left: its term still counts
-  claim.sender = "b";
-  claim.generation = 1;
-  claim.app_version = "1.0";
-  claim.refresh_ms = 1000;
+  // A leader that already left: its term still counts.
+  wire::Frame claim = sim::frame_from("b", wire::Kind::goodbye);
   claim.claims = {{"ws", 9}};
   double now = a.next_deadline() - 1;
   a.step(message(now, wire::encode(claim)));
@@ -176,13 +172,7 @@ TEST_CASE("triggers are coalesced into fewer evaluations") {
   Election a(config("a"));
   a.step(event(EventKind::join, 0, "ws"));
   for (int i = 0; i < 20; ++i) {
-    wire::Frame f;
-    f.kind = wire::Kind::presence;
-    f.sender = "t" + std::to_string(i);
-    f.generation = 1;
-    f.app_version = "1.0";
-    f.refresh_ms = 1000;
-    a.step(message(1 + i * 0.1, wire::encode(f)));
+    a.step(message(1 + i * 0.1, wire::encode(sim::frame_from("t" + std::to_string(i), wire::Kind::presence))));
   }
   a.step(event(EventKind::tick, a.next_deadline()));
   CHECK(a.metrics().triggers >= 20);

@@ -101,7 +101,11 @@ class Fuzz {
         if (state(t) == TabState::running) command("leave " + name + " " + res);
         break;
       case 13:
-        if (state(t) == TabState::running) command(std::string("join ") + name + " " + res + (res == std::string("ws") ? " cap=ws.owner.v1 prefer-visible" : ""));
+        // A bit of the op left free by `op % 16` makes the join observe only.
+        if (state(t) == TabState::running) {
+          command(std::string("join ") + name + " " + res + (res == std::string("ws") ? " cap=ws.owner.v1 prefer-visible" : "") +
+                  (op & 0x10 ? " observe" : ""));
+        }
         break;
       case 14: hostile_to(name, t); break;
       default: hostile_presence(); break;

@@ -111,10 +111,29 @@ const oneTrip = (trip) => trip.requests.every((r) => !r.late);
 /** One tab's epoch store over `factory`, as the glue makes it (no localStorage). */
 function storeOver(factory, namespace = 'one-trip') {
   const counters = { epochAllocations: 0, epochsNotDurable: 0, storageErrors: 0, leaseTransactions: 0, leaseFailures: 0 };
-  const database = new Database({ indexedDB: factory, name: `baton/${namespace}`, timeoutMs: 2500, setTimeout, clearTimeout, refused: () => {} });
+  const database = new Database({ indexedDB: factory, name: `baton/${namespace}`, timeoutMs: 2500, now: () => performance.now(), setTimeout, clearTimeout, refused: () => {} });
   const health = new StorageHealth(true);
   const epochs = new EpochStore({ localStorage: null, database, key: (r) => `epoch/${r}`, health, counters });
   return { epochs, database, health, counters };
+}
+
+/**
+ * n tabs sharing one fake IndexedDB, each through its own `traced` wrapper; `idle()` says
+ * every transaction begun so far has ended.
+ */
+function tracedTabs(n) {
+  const idb = createIndexedDB();
+  const { tabs } = openTabs(n, { indexedDB: undefined });
+  const trace = tabs.map((tab) => {
+    const t = traced(idb.client().indexedDB);
+    tab.env.indexedDB = t.indexedDB;
+    return t;
+  });
+  const idle = () => {
+    const s = idb.stats();
+    return s.committed + s.failed === s.transactions;
+  };
+  return { idb, tabs, trace, idle };
 }
 
 /** Allocates one epoch for 'job' above `floor`; resolves to `{epoch, durable}`. */
@@ -135,20 +154,10 @@ afterEach(() => {
 describe('the epoch in one trip', () => {
   test('under Web Locks, a follower that heard the last term takes one trip at its grant: every request made before any answer, committed', async () => {
     // Each follower reads the store's top when it hears of a new term; at its grant it knows it.
-    const idb = createIndexedDB();
-    const { tabs } = openTabs(4, { indexedDB: undefined });
-    const trace = tabs.map((tab) => {
-      const t = traced(idb.client().indexedDB);
-      tab.env.indexedDB = t.indexedDB;
-      return t;
-    });
+    const { idb, tabs, trace, idle } = tracedTabs(4);
     const batons = tabs.map((tab) => createBaton({ namespace: 'one-trip-locks', id: tab.id, env: tab.env }));
     open.push(...batons);
     const handles = batons.map((baton) => baton.lead('job'));
-    const idle = () => {
-      const s = idb.stats();
-      return s.committed + s.failed === s.transactions;
-    };
     const terms = [];
     for (let term = 1; term <= 4; term += 1) {
       const [leader] = await waitFor(() => {
@@ -177,22 +186,12 @@ describe('the epoch in one trip', () => {
 
   for (const withEvent of [false, true]) {
     test(`after a crash, before the followers follow the new leader: ${withEvent ? "the new term's localStorage mirror (a storage event) has them read the top, and the next grant takes one trip" : 'without a storage event the next grant misses once, and takes two trips'}`, async () => {
-      const idb = createIndexedDB();
-      const { tabs } = openTabs(4, { indexedDB: undefined });
-      const trace = tabs.map((tab) => {
-        const t = traced(idb.client().indexedDB);
-        tab.env.indexedDB = t.indexedDB;
-        return t;
-      });
+      const { idb, tabs, trace, idle } = tracedTabs(4);
       // Slow timings: a crashed leader stays "not silent" for the whole test, so the others
       // do not adopt its successor (a follower moves to a new leader once the old is silent).
       const batons = tabs.map((tab) => createBaton({ namespace: 'one-trip-crash', id: tab.id, env: tab.env, heartbeatMs: 10000, suspectMs: 60000 }));
       open.push(...batons);
       const handles = batons.map((baton) => baton.lead('job'));
-      const idle = () => {
-        const st = idb.stats();
-        return st.committed + st.failed === st.transactions;
-      };
       const leads = (skip) => waitFor(() => {
         const leaders = leaderIndexes(handles).filter((i) => !skip.includes(i));
         return leaders.length === 1 && leaders;

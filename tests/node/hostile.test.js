@@ -4,27 +4,31 @@
 // the durable epoch floor or the lease record, hides the real tabs or vetoes the next leader. (A burst of 20 000 frames/s needs each tab in its own
 // process: three tabs in one Node process stall their own timers, and the core rightly
 // reads that as a stalled leader.)
+// The tabs run on a virtual clock: the streams, the suspect timeouts and the bounds are
+// virtual time, so a loaded machine's late timers cannot read as a stalled leader.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createBaton } from 'tab-baton';
+import { createBaton, load } from 'tab-baton';
 import { createIndexedDB } from 'tab-baton/testing';
-import { openTabs, sleep, waitFor } from './helpers/tabs.js';
+import { openTabs, waitFor } from './helpers/tabs.js';
+import { virtualClock } from './helpers/virtual-clock.js';
 import { encodeFrame, hostileFrames, kindOf, VERSION } from '../browser/pages/forge.js';
 import { PROTOCOL_VERSION } from '../../js-glue/src/constants.js';
 
 const RESOURCE = 'ws';
-// Long enough that a loaded machine's late timers do not read as a stalled leader (its
-// own stall check allows half a suspect timeout).
 const HEARTBEAT_MS = 500;
 const SUSPECT_MS = 3 * HEARTBEAT_MS;
+await load(); // the core loads in real time: have it before time is virtual
 
 /**
  * Three real tabs leading RESOURCE, a hostile channel, and the frames the real tabs sent.
  * `lease`: no Web Locks; the IndexedDB lease (an in-memory store, `idb`) is the authority.
+ * The tabs' time is `clock`'s.
  */
 async function group(t, namespace, { lease = false } = {}) {
   const idb = lease ? createIndexedDB() : null;
-  const { browser, tabs } = openTabs(3, lease ? { indexedDB: idb.indexedDB } : {});
+  const clock = virtualClock();
+  const { browser, tabs } = openTabs(3, { clock, ...(lease ? { indexedDB: idb.indexedDB } : {}) });
   if (lease) for (const tab of tabs) tab.env.locks = undefined;
   const authority = lease ? 'lease' : 'auto';
   const batons = tabs.map((tab) => createBaton({ namespace, id: tab.id, env: tab.env, heartbeatMs: HEARTBEAT_MS, authority }));
@@ -36,12 +40,12 @@ async function group(t, namespace, { lease = false } = {}) {
     evil.close();
     for (const baton of batons) baton.dispose();
   });
-  await waitFor(() => handles.filter((h) => h.state() === 'leader').length === 1 && handles.every((h) => h.leader()), { what: 'one leader everyone knows' });
+  await clock.until(() => handles.filter((h) => h.state() === 'leader').length === 1 && handles.every((h) => h.leader()), { what: 'one leader everyone knows' });
   const li = handles.findIndex((h) => h.state() === 'leader');
   const leader = { index: li, id: batons[li].id, epoch: handles[li].token().epoch };
-  await waitFor(() => handles.every((h) => h.leader()?.id === leader.id), { what: 'every tab agrees' });
+  await clock.until(() => handles.every((h) => h.leader()?.id === leader.id), { what: 'every tab agrees' });
   if (lease) assert.equal(batons[li].metrics().mode, 'lease');
-  return { tabs, batons, handles, evil, captured, leader, ids: batons.map((b) => b.id), idb, namespace };
+  return { tabs, batons, handles, evil, captured, leader, ids: batons.map((b) => b.id), idb, namespace, clock };
 }
 
 /** Lease mode: the record names the leader with its term (no frame moved the stored epoch). */
@@ -70,7 +74,8 @@ async function assertNextTerm(g, label) {
   const { handles, batons, leader } = g;
   batons[leader.index].dispose();
   const rest = handles.filter((_, i) => i !== leader.index);
-  const next = await waitFor(() => rest.find((h) => h.state() === 'leader'), { what: `${label}: a next leader`, timeoutMs: 20 * SUSPECT_MS });
+  await g.clock.until(() => rest.some((h) => h.state() === 'leader'), { what: `${label}: a next leader`, limitMs: 20 * SUSPECT_MS });
+  const next = rest.find((h) => h.state() === 'leader');
   assert.equal(next.token().epoch, leader.epoch + 1, `${label}: the epoch floor did not move (next term ${next.token().epoch})`);
   assertLeaseRecord(g, batons[handles.indexOf(next)].id, leader.epoch + 1, `${label}, next term`);
 }
@@ -78,10 +83,10 @@ async function assertNextTerm(g, label) {
 /** Real tabs are seen as themselves (generation 1, their app version) by every other tab. */
 async function assertPresenceHonest(g, label) {
   const { batons, ids } = g;
-  await waitFor(() => batons.every((b) => ids.filter((id) => id !== b.id).every((id) => {
+  await g.clock.until(() => batons.every((b) => ids.filter((id) => id !== b.id).every((id) => {
     const seen = b.presence().find((p) => p.id === id);
     return seen && seen.generation === 1 && seen.appVersion === '0' && seen.liveness === 'alive';
-  })), { what: `${label}: every tab sees the real tabs as they are, within one suspect timeout`, timeoutMs: SUSPECT_MS + 4 * HEARTBEAT_MS });
+  })), { what: `${label}: every tab sees the real tabs as they are, within one suspect timeout`, limitMs: SUSPECT_MS + 4 * HEARTBEAT_MS });
 }
 
 const metricsOf = (g) => g.batons.map((b) => b.metrics());
@@ -95,21 +100,21 @@ const PRESENCE_KINDS = ['appVersion 999', 'presence of <tab> at generation 2^32-
 /** Streams the frames `pick` selects (4 per heartbeat each) for 3 suspect timeouts, then checks the leader. */
 async function withstand(t, label, pick, options) {
   const g = await group(t, `${options.lease ? 'lease-' : ''}hostile-${label.replace(/\W+/g, '-')}`, options);
-  await sleep(2 * HEARTBEAT_MS); // capture some real frames to replay
+  await g.clock.run(2 * HEARTBEAT_MS); // capture some real frames to replay
   const frames = hostileFrames({ resource: RESOURCE, leader: g.leader.id, epoch: g.leader.epoch, ids: g.ids, replays: g.captured.slice(0, 8) })
     .filter(([frameLabel]) => pick(kindOf(frameLabel)));
   assert.ok(frames.length > 0, `frames for ${label}`);
   const before = metricsOf(g);
   const sent = {};
-  const end = Date.now() + 3 * SUSPECT_MS;
-  while (Date.now() < end) {
+  const end = g.clock.now() + 3 * SUSPECT_MS;
+  while (g.clock.now() < end) {
     for (const [frameLabel, bytes] of frames) {
       g.evil.postMessage(bytes);
       sent[kindOf(frameLabel)] = (sent[kindOf(frameLabel)] ?? 0) + 1;
     }
-    await sleep(HEARTBEAT_MS / 4);
+    await g.clock.run(HEARTBEAT_MS / 4);
   }
-  await sleep(HEARTBEAT_MS);
+  await g.clock.run(HEARTBEAT_MS);
   assertUndisturbed(g, before, label);
   assertLeaseRecord(g, g.leader.id, g.leader.epoch, label);
   const after = metricsOf(g);
@@ -139,23 +144,26 @@ async function bounded(t, kind, options) {
   const g = await group(t, `${options.lease ? 'lease-' : ''}bounded-${kind.replace(/\W+/g, '-')}`, options);
   const frames = hostileFrames({ resource: RESOURCE, leader: g.leader.id, epoch: g.leader.epoch, ids: g.ids })
     .filter(([label]) => kindOf(label) === kind);
+  // The stream: a virtual timer, so that it goes on while the clock runs.
   let streaming = true;
-  const stream = (async () => {
-    while (streaming) {
-      for (const [, bytes] of frames) g.evil.postMessage(bytes);
-      await sleep(HEARTBEAT_MS / 4);
-    }
-  })();
+  const stream = () => {
+    if (!streaming) return;
+    for (const [, bytes] of frames) g.evil.postMessage(bytes);
+    g.clock.setTimeout(stream, HEARTBEAT_MS / 4);
+  };
+  stream();
   try {
     // One suspect timeout for the forged sender's effect to end, and room for an election.
-    await sleep(SUSPECT_MS + 3 * HEARTBEAT_MS);
-    const settled = await waitFor(() => {
+    await g.clock.run(SUSPECT_MS + 3 * HEARTBEAT_MS);
+    const oneLeader = () => {
       const leaders = g.handles.filter((h) => h.state() === 'leader');
       return leaders.length === 1 && g.handles.every((h) => h.leader()?.id === leaders[0].leader().id) && leaders[0];
-    }, { what: `${kind}: one real leader everyone names, while the stream goes on`, timeoutMs: 2 * SUSPECT_MS });
+    };
+    await g.clock.until(oneLeader, { what: `${kind}: one real leader everyone names, while the stream goes on`, limitMs: 2 * SUSPECT_MS });
+    const settled = oneLeader();
     const term = settled.token().epoch;
     const before = metricsOf(g);
-    await sleep(2 * SUSPECT_MS); // the same frames keep coming
+    await g.clock.run(2 * SUSPECT_MS); // the same frames keep coming
     const li = g.handles.indexOf(settled);
     const why = g.batons[li].log().filter((tr) => tr.from === 'leader').map((tr) => tr.reason);
     assert.equal(settled.state(), 'leader', `${kind}: the leader keeps leading once the bound passed (stepped down: ${why.join(', ')})`);
@@ -168,7 +176,6 @@ async function bounded(t, kind, options) {
     assertLeaseRecord(g, g.batons[li].id, term, kind);
   } finally {
     streaming = false;
-    await stream;
   }
 }
 

@@ -37,6 +37,7 @@ struct Args {
   bool honest_store = true;
   bool hostile = true;
   bool store_faults = true;
+  bool pass_observe_only = true;
   baton::Mutations mutations;
   bool expect_violation = false;
   std::string expect;  // with --expect: the violation must contain this text
@@ -95,7 +96,7 @@ int usage() {
                "                 [--no-hostile] [--perfect-store] [--storage-broken] [--trace]\n"
                "  deliberate bugs: [--no-fence] [--no-steal] [--broken-store] [--trust-claims] [--postpone-tick]\n"
                "                   [--lease-term-to-expiry]\n"
-               "                   [--trust-versions]\n"
+               "                   [--trust-versions] [--drop-observe-only]\n"
                "                   with [--expect-violation | --expect TEXT]\n"
                "                 [--write-scenario FILE]   (with --seed and one --mode)\n");
   return 2;
@@ -120,6 +121,7 @@ int main(int argc, char** argv) {
     else if (k == "--postpone-tick") a.mutations.answer_postpones_tick = true;
     else if (k == "--lease-term-to-expiry") a.mutations.lease_term_to_expiry = true;
     else if (k == "--trust-versions") a.mutations.trust_versions = true;
+    else if (k == "--drop-observe-only") a.pass_observe_only = false;
     else if (k == "--no-hostile") a.hostile = false;
     else if (k == "--perfect-store") a.store_faults = false;
     else if (k == "--expect") { const char* v = value(); if (!v) return usage(); a.expect = v; a.expect_violation = true; }
@@ -151,6 +153,7 @@ int main(int argc, char** argv) {
       o.storage_works = a.storage_works;
       o.honest_store = a.honest_store;
       o.mutations = a.mutations;
+      o.pass_observe_only = a.pass_observe_only;
       if (a.hostile) o.hostile_every_ms = 400;
       if (a.store_faults) o.store_fault = 0.03;
       World world(o);
@@ -193,7 +196,7 @@ int main(int argc, char** argv) {
   std::printf("sim: %llu hostile frames, %llu store faults, %llu degraded terms\n",
               static_cast<unsigned long long>(hostile_frames), static_cast<unsigned long long>(store_faults),
               static_cast<unsigned long long>(degraded_terms));
-  std::printf("sim: %llu broadcast-only leaders' crashes replaced within the takeover bound, checked\n",
+  std::printf("sim: %llu broadcast-only leaders' crashes and silent freezes replaced within the takeover bound, checked\n",
               static_cast<unsigned long long>(takeovers_checked));
   std::printf("sim: %llu runs with violations\n", static_cast<unsigned long long>(violations));
   if (a.expect_violation) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/policy.h"
+#include "frames.h"
 #include "names.h"
 
 namespace baton::sim {
@@ -31,8 +32,8 @@ double cause_window_ms(const Options& o) {
   return c.suspect_ms + o.max_tabs * c.rank_stagger_ms + c.steal_grace_ms + c.heartbeat_ms;
 }
 
-// Broadcast-only's takeover bound after a leader's crash (see World::watch_takeover), the
-// one awaforge documents as takeoverMs + heartbeatMs.
+// Broadcast-only's takeover bound after a leader's crash or silent freeze (see
+// World::watch_takeover), the one awaforge documents as takeoverMs + heartbeatMs.
 double takeover_bound_ms() {
   const Config& c = timings();
   return c.suspect_ms + c.heartbeat_ms;
@@ -63,7 +64,8 @@ World::World(Options options)
       fault_rng_(options.seed * 0x9E3779B97F4A7C15ull + 17),
       net_rng_(options.seed * 0xD1B54A32D192ED03ull + 29),
       hostile_rng_(options.seed * 0x94D049BB133111EBull + 41),
-      store_rng_(options.seed * 0xBF58476D1CE4E5B9ull + 53) {
+      store_rng_(options.seed * 0xBF58476D1CE4E5B9ull + 53),
+      observer_rng_(options.seed * 0x2545F4914F6CDD1Dull + 67) {
   storage_ = opt_.storage_works ? StorageMode::works : StorageMode::broken;
 }
 
@@ -324,6 +326,10 @@ void World::join(int tab, const std::string& resource, const Policy& policy) {
   e.kind = EventKind::join;
   e.resource = resource;
   e.policy = policy;
+  // The world remembers what the app asked for; the glue passes it on (but for the bug).
+  if (policy.observe_only) tabs_[tab]->observed.insert(resource);
+  else tabs_[tab]->observed.erase(resource);
+  if (!opt_.pass_observe_only) e.policy.observe_only = false;
   deliver(*tabs_[tab], e);
 }
 
@@ -344,15 +350,18 @@ int World::open_random_tab() {
   if (capable) spec.capabilities.push_back("ws.owner.v1");
   spec.app_version = faults_on_ && clock_ms_ > opt_.fault_ms / 2 && fault_rng_.unit() < 0.3 ? "1.1" : "1.0";
   if (!faults_on_) spec.app_version = "1.1";
+  // Its own stream, so that observers leave every other random choice of a seed as it was.
+  bool observer = faults_on_ && observer_rng_.unit() < opt_.observer;
   if (record_) {
     record("add " + spec.name + (capable ? " caps=ws.owner.v1" : "") + " version=" + spec.app_version + " join=");
-    record("join " + spec.name + " ws cap=ws.owner.v1 prefer-visible");
+    record("join " + spec.name + " ws cap=ws.owner.v1 prefer-visible" + (observer ? " observe" : ""));
     record("join " + spec.name + " sync");
   }
   int i = open_tab(spec);
   Policy ws;
   ws.required_capability = "ws.owner.v1";
   ws.prefer_visible = true;
+  ws.observe_only = observer;
   join(i, kResources[0], ws);
   join(i, kResources[1], Policy{});
   return i;
@@ -369,6 +378,19 @@ void World::deliver(Tab& t, const Event& in) {
   schedule_timer(t);
 }
 
+// What only a tab that runs in an election does: an observer never asks for the authority,
+// an epoch or the lease, and never begins a term. (A leader told to observe steps down,
+// and its lease transaction then hands the record back: that is leaving, not running.)
+bool World::runs_in_election(const Tab& t, const Effect& fx) {
+  switch (fx.kind) {
+    case EffectKind::lock_request:
+    case EffectKind::allocate_epoch:
+    case EffectKind::elected: return true;
+    case EffectKind::lease_try: return t.election->view(fx.resource).role != Role::stepping_down;
+    default: return false;
+  }
+}
+
 void World::apply(Tab& t, const std::vector<Effect>& effects) {
   for (const Effect& fx : effects) {
     if (trace_) {
@@ -378,6 +400,11 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
         what += v.leader.empty() ? " none" : " " + v.leader + " epoch " + std::to_string(v.leader_epoch);
       }
       if (!what.empty()) trace_tab(t, "-> " + what);
+    }
+    if (t.observed.count(fx.resource.str()) && runs_in_election(t, fx)) {
+      std::string what = fx.kind == EffectKind::elected ? "elected" : describe(fx);
+      violation("observe-only: " + t.id + " ran in the election of " + fx.resource.str() +
+                ", which it only observes (" + what + ")");
     }
     switch (fx.kind) {
       case EffectKind::broadcast: broadcast(t, fx.bytes); break;
@@ -400,7 +427,8 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
         if (t.state == TabState::frozen) {
           // Begun by a frozen tab (from a message handler): it cannot commit, and it holds
           // the store until the tab thaws. (One begun just before a freeze is not modelled:
-          // the core cannot avoid it.)
+          // the core cannot avoid it; the glue ends it past its deadline from the frozen
+          // page's next message handler, tests/node/lease-silent-freeze.test.js.)
           if (store_holder_ < 0) store_holder_ = t.index;
           deferred_[t.index].push_back(s);
           break;
@@ -569,6 +597,8 @@ bool World::caused_by_world(const Tab& t, const Effect& fx) const {
     case Reason::lease_lost: return taken_for_cause(t, fx.resource.str()) || store_failed(t) || wall_clock_jumped();
     case Reason::lease_expired: return store_failed(t) || wall_clock_jumped();
     case Reason::storage_failed: return store_failed(t);
+    // The app joined the resource again to observe only (the world remembers which).
+    case Reason::not_eligible: return t.observed.count(fx.resource.str()) > 0;
     // Broadcast-only has no authority: a claim of a newer term ends this one (README).
     case Reason::newer_epoch:
     case Reason::conflict: return t.election->authority() == Authority::broadcast;
@@ -656,13 +686,8 @@ void World::hostile_frame() {
     top = std::max({top, v.epoch, v.leader_epoch});
     if (v.role == Role::leader) leader = t->id;
   }
-  wire::Frame f;
-  f.kind = wire::Kind::heartbeat;
-  f.sender = "mallory" + std::to_string(hostile_rng_.next() % 4);
-  f.generation = 1;
-  f.app_version = "1.0";
+  wire::Frame f = frame_from("mallory" + std::to_string(hostile_rng_.next() % 4), wire::Kind::heartbeat);
   f.tick_seq = forged_seq_++;  // forged liveness: always progressing
-  f.refresh_ms = 1000;
   f.capabilities = {"ws.owner.v1"};
   const Tab* victim = open.empty() ? nullptr : open[static_cast<size_t>(hostile_rng_.unit() * open.size())];
   switch (hostile_rng_.next() % 8) {
@@ -1096,6 +1121,7 @@ void World::jump_clock(double delta_ms) {
 void World::freeze(int tab, bool announce) {
   disturb();
   Tab& t = *tabs_[tab];
+  if (!announce) watch_takeover(t);
   if (announce) {
     Event e;
     e.kind = EventKind::lifecycle;
@@ -1345,18 +1371,20 @@ void World::check(double now) {
 // the crash of a leader that held its resource is followed by a new leader within the suspect
 // timeout and a heartbeat, while a running tab is eligible, however the other tabs ranked
 // before it died meanwhile (a candidate right after announcing itself, see
-// BroadcastOnly::campaign). The watch ends when anything else happens in the world (a
-// freeze, a hostile frame, a store fault...): those may delay a takeover longer. For the
+// BroadcastOnly::campaign). So is its silent freeze: a frozen tab still answers frames, and
+// no answer may count as its progress (its tick sequence shows only what its timer sent).
+// The watch ends when anything else happens in the world (another freeze, a thaw, a hostile
+// frame, a store fault...): those may delay a takeover longer. For the
 // same reason there is no watch while the store is broken or hung, and a watch ends when the
 // store fails an operation: a new term then waits for the storage timeout. A slow store
 // (set_storage_delay) adds its answer delay to the bound: the new term begins once its epoch
 // is committed.
-void World::watch_takeover(const Tab& crashed) {
-  if (opt_.authority != Authority::broadcast || crashed.state != TabState::running) return;
+void World::watch_takeover(const Tab& stopped) {
+  if (opt_.authority != Authority::broadcast || stopped.state != TabState::running) return;
   if (storage_ != StorageMode::works) return;
   bool watched = false;
   for (const auto& res : resources_) {
-    if (crashed.election->view(res).role != Role::leader || !holds_authority(crashed, res)) continue;
+    if (stopped.election->view(res).role != Role::leader || !holds_authority(stopped, res)) continue;
     takeover_watch_[res] = TakeoverWatch{clock_ms_, disturbances_, takeover_bound_ms() + epoch_delay_ms_};
     watched = true;
   }
@@ -1371,9 +1399,9 @@ void World::watch_takeover(const Tab& crashed) {
 void World::check_takeover(const std::string& res, bool has_leader, double now) {
   auto it = takeover_watch_.find(res);
   if (it == takeover_watch_.end()) return;
-  double crashed_ms = it->second.crashed_ms;
-  bool store_failed = std::any_of(tabs_.begin(), tabs_.end(), [crashed_ms](const std::unique_ptr<Tab>& t) {
-    return t->store_failed_ms >= crashed_ms;
+  double stopped_ms = it->second.stopped_ms;
+  bool store_failed = std::any_of(tabs_.begin(), tabs_.end(), [stopped_ms](const std::unique_ptr<Tab>& t) {
+    return t->store_failed_ms >= stopped_ms;
   });
   bool disturbed = it->second.disturbances != disturbances_ || store_failed;
   if (has_leader || disturbed) {
@@ -1381,13 +1409,13 @@ void World::check_takeover(const std::string& res, bool has_leader, double now) 
     takeover_watch_.erase(it);
     return;
   }
-  double waited = now - crashed_ms;
+  double waited = now - stopped_ms;
   if (waited < it->second.bound_ms) return;
   bool eligible = std::any_of(tabs_.begin(), tabs_.end(), [&res](const std::unique_ptr<Tab>& t) {
     return t->state == TabState::running && t->election->view(res).eligible;
   });
   takeover_watch_.erase(it);
-  if (eligible) violation("takeover bound: no leader of " + res + format(" %.1f ms after its leader crashed", waited));
+  if (eligible) violation("takeover bound: no leader of " + res + format(" %.1f ms after its leader stopped", waited));
 }
 
 // A lease leader acts on its term until the time its view gives (the glue refuses after

@@ -13,6 +13,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <queue>
 #include <string>
@@ -47,11 +48,15 @@ struct Options {
   // Hostile same-origin frames of every kind while faults last (run() only), mean gap.
   // 0: off.
   double hostile_every_ms = 0;
+  // The chance that a tab opened while faults last only observes "ws" (as the
+  // compatibility APIs' observers do): it follows the election and must never run in it.
+  double observer = 0.15;
   // Deliberate bugs, to prove the checks catch them.
   bool fence = true;         // false: the effect receiver accepts stale epochs
   bool steal = true;         // false: the lock manager ignores steal requests
   bool honest_store = true;  // false: the glue reports lost writes and stale reads as durable
   Mutations mutations;       // deliberate bugs inside the core
+  bool pass_observe_only = true;  // false: the glue loses an observer's observe-only flag
   size_t max_steps = 0;      // 0: run to the end of fault_ms + quiet_ms
   // false: every latency is its fixed base (hand-written scenarios read exact times).
   bool jitter = true;
@@ -82,7 +87,7 @@ struct Report {
   uint64_t hostile_frames = 0;
   uint64_t store_faults = 0;
   uint64_t degraded_terms = 0;
-  uint64_t takeovers_checked = 0;                 // crashed leaders replaced within the bound (see watch_takeover)
+  uint64_t takeovers_checked = 0;                 // crashed or silently frozen leaders replaced within the bound (see watch_takeover)
 };
 
 class World {
@@ -189,6 +194,7 @@ class World {
     double timer_seen_ms = 0;      // when its timer last ran while leading (or it led nothing)
     // What the world did to this tab that may rightly end its term (see on_deposed).
     std::string app_version;
+    std::set<std::string> observed;  // resources it joined to observe only (as the app asked)
     bool online = true;
     double shown_ms = -1e18;       // when it last stopped being hidden (now while hidden)
     double store_failed_ms = -1e18;  // when the store last failed one of its operations
@@ -271,6 +277,7 @@ class World {
   int open_random_tab();
   void deliver(Tab& t, const Event& e);
   void apply(Tab& t, const std::vector<Effect>& effects);
+  static bool runs_in_election(const Tab& t, const Effect& fx);
   void guarded_effects(Tab& t);
   void allocate_epoch(Tab& t, const Effect& fx);
   void on_elected(Tab& t, const Effect& fx);
@@ -315,9 +322,9 @@ class World {
 
   // Checks.
   void check(double now);
-  // Broadcast-only's takeover bound (see check_takeover): a crashed leader is watched from
-  // its crash while nothing else happens in the world but more crashes.
-  void watch_takeover(const Tab& crashed);
+  // Broadcast-only's takeover bound (see check_takeover): a leader that crashed or froze
+  // silently is watched from then while nothing else happens in the world but crashes.
+  void watch_takeover(const Tab& stopped);
   void check_takeover(const std::string& res, bool has_leader, double now);
   void disturb() { ++disturbances_; }
   bool holds_authority(const Tab& t, const std::string& res) const;
@@ -331,6 +338,7 @@ class World {
   Random net_rng_;    // latencies, loss, duplication, reordering
   Random hostile_rng_;  // hostile frames: when, which kind, to whom
   Random store_rng_;    // the imperfect store's faults
+  Random observer_rng_;  // which new tabs only observe
   double clock_ms_ = 0;
   double clock_offset_ms_ = 1.7e12;  // wall clock minus simulated time; jumps move it
   uint64_t seq_ = 0;
@@ -367,10 +375,10 @@ class World {
   std::map<std::string, uint64_t> terms_won_;
   std::map<std::string, double> leaderless_since_;
   std::map<std::pair<int, std::string>, double> stale_since_;
-  // Per resource, when its broadcast-only leader crashed, and the count of other world
-  // events then (a watch ends when another one happens, see check_takeover).
+  // Per resource, when its broadcast-only leader crashed or froze silently, and the count of
+  // other world events then (a watch ends when another one happens, see check_takeover).
   struct TakeoverWatch {
-    double crashed_ms = 0;
+    double stopped_ms = 0;
     uint64_t disturbances = 0;
     double bound_ms = 0;  // the takeover bound, plus the store's answer delay then
   };

@@ -5,6 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "frames.h"
+
 namespace baton::scenario {
 namespace {
 
@@ -28,16 +30,6 @@ Authority authority_named(const std::string& name) {
     if (name == to_string(a)) return a;
   }
   throw CommandError("unknown authority " + name + " (web-locks, lease, broadcast)");
-}
-
-wire::Frame frame_from(const std::string& sender, wire::Kind kind) {
-  wire::Frame f;
-  f.kind = kind;
-  f.sender = sender;
-  f.generation = 1;
-  f.app_version = "1.0";
-  f.refresh_ms = 1000;
-  return f;
 }
 
 }  // namespace
@@ -217,7 +209,7 @@ void Interpreter::hostile(Command& c) {
   std::string sender = c.get("from", "mallory");
   if (kind == "presence") {
     if (c.args[0] != "all") fail("hostile all presence [options]");
-    wire::Frame f = frame_from(sender, wire::Kind::presence);
+    wire::Frame f = sim::frame_from(sender, wire::Kind::presence);
     f.generation = static_cast<uint32_t>(std::strtoul(c.get("gen", "1").c_str(), nullptr, 10));
     f.app_version = c.get("version", "1.0");
     f.tick_seq = std::strtoull(c.get("tick", "0").c_str(), nullptr, 10);
@@ -244,32 +236,32 @@ void Interpreter::hostile(Command& c) {
   } else if (kind == "oversized") {
     world().inject(to, std::vector<uint8_t>(wire::kMaxFrameBytes + 1, wire::kMagic));
   } else if (kind == "foreign-version") {
-    wire::Frame f = frame_from(sender, wire::Kind::presence);
+    wire::Frame f = sim::frame_from(sender, wire::Kind::presence);
     f.version = wire::kProtocolVersion + 1;
     world().inject(to, wire::encode(f));
   } else if (kind == "claim") {
     std::string claim = c.get("claim", "ws@1");
     auto at = claim.find('@');
     if (at == std::string::npos) fail("claim=RESOURCE@EPOCH");
-    wire::Frame f = frame_from(sender, wire::Kind::heartbeat);
+    wire::Frame f = sim::frame_from(sender, wire::Kind::heartbeat);
     f.tick_seq = tick;
     if (hidden) f.lifecycle = Lifecycle::hidden;
     f.claims.push_back(wire::Claim{claim.substr(0, at), std::strtoull(claim.c_str() + at + 1, nullptr, 10)});
     world().inject(to, wire::encode(f));
   } else if (kind == "abdicate") {
-    wire::Frame f = frame_from(sender, wire::Kind::abdicate_request);
+    wire::Frame f = sim::frame_from(sender, wire::Kind::abdicate_request);
     f.subject = c.get("res", "ws");
     f.target = world().name(to);
     world().inject(to, wire::encode(f));
   } else if (kind == "goodbye") {
-    wire::Frame f = frame_from(sender, wire::Kind::goodbye);
+    wire::Frame f = sim::frame_from(sender, wire::Kind::goodbye);
     f.subject = c.get("res", "ws");
     f.target = c.get("successor");
     f.tick_seq = tick;
     world().inject(to, wire::encode(f));
   } else if (kind == "flood") {
     int count = std::atoi(c.get("count", "1000").c_str());
-    for (int i = 0; i < count; ++i) world().inject(to, wire::encode(frame_from(sender + "-" + std::to_string(i), wire::Kind::presence)));
+    for (int i = 0; i < count; ++i) world().inject(to, wire::encode(sim::frame_from(sender + "-" + std::to_string(i), wire::Kind::presence)));
   } else {
     fail("hostile kinds: junk, oversized, foreign-version, claim, abdicate, goodbye, flood, presence");
   }
