@@ -64,7 +64,7 @@ test('createBaton starts the core\'s load; lead() requests the lock first, in it
   t.after(() => baton.dispose());
   // The core's chain (fetch, compile, instantiate, first steps) is the longest: it starts first.
   assert.deepEqual(calls, ['load baton-core.wasm'], 'createBaton starts the core\'s load, and asks for nothing else');
-  assert.equal(baton.support().core.state, 'loading');
+  assert.equal(baton.metrics().core.state, 'loading');
 
   const handle = baton.lead('ws');
   assert.equal(loaded(), false, 'lead() returned before the core is there');
