@@ -14,9 +14,11 @@ export const TARGET_GZIP = 20 * 1024;
  * The budget the test enforces for that app (JS + wasm, gzip bytes): the size measured when
  * it was set plus about 1%. Lower it whenever the package shrinks; raise it only on purpose.
  * Raised by 456 B for the epoch's one-trip path (epoch-store.js: the grant's allocation in
- * one trip to the store, and the followers' reads that keep it possible).
+ * one trip to the store, and the followers' reads that keep it possible). Raised by 40 B for
+ * the counter's read reaching the core as a confirmed floor (epoch_read: a tab that joins
+ * where epochs are far above 0 must not take the leader for a forger and steal its lock).
  */
-export const BUDGET_GZIP = 33896;
+export const BUDGET_GZIP = 33936;
 
 /** An app that uses only createBaton, as its author would write it. */
 export const APP_SOURCE = `import { createBaton } from 'tab-baton';

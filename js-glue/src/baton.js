@@ -267,7 +267,14 @@ class Baton {
         })
       : null;
     const health = new StorageHealth(database !== null);
-    const epochs = new EpochStore({ localStorage: env.localStorage, database, key: names.epochKey, health, counters });
+    const epochs = new EpochStore({
+      localStorage: env.localStorage,
+      database,
+      key: names.epochKey,
+      health,
+      counters,
+      read: (resource, top) => this.runtime_?.epochRead(resource, top),
+    });
     return { database, health, epochs };
   }
 

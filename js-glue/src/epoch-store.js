@@ -68,9 +68,12 @@ export class EpochStore {
    * @param {(resource: string) => string} deps.key localStorage key of a resource's counter
    * @param {import('./storage-health.js').StorageHealth} deps.health
    * @param {Record<string, number>} deps.counters glue counters
+   * @param {(resource: string, top: number) => void} deps.read a top read from the store
+   *   (joining, or on hearing of a newer term): the core takes it as a confirmed floor, so
+   *   that a leader whose epoch is far above 0 is not taken for a forger
    */
-  constructor({ localStorage, database, key, health, counters }) {
-    Object.assign(this, { localStorage, database, key, health, counters });
+  constructor({ localStorage, database, key, health, counters, read }) {
+    Object.assign(this, { localStorage, database, key, health, counters, read });
     /** resource -> the highest epoch this tab issued or read (durable or not). */
     this.known = new Map();
     /** resource -> the localStorage mirror, read when joining (off the grant path). */
@@ -144,7 +147,9 @@ export class EpochStore {
       })
       .then(() => {
         // An implausible counter is no top: the next allocation reads it and reports it.
-        if (top !== null && !(this.top.get(resource) >= top)) this.top.set(resource, top);
+        if (top === null) return;
+        if (!(this.top.get(resource) >= top)) this.top.set(resource, top);
+        if (top > 0) this.read(resource, top);
       }, () => {})
       .then(() => {
         const again = this.reading.get(resource);

@@ -88,6 +88,15 @@ void Election::on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, dou
   finish_candidacy(r, std::max(epoch, r.floor_epoch + 1), why, now, out);
 }
 
+// The counter read outside an allocation: an epoch the store issued, so a confirmed floor
+// like one this tab committed. Without it a tab that joins where epochs are more than
+// kMaxEpochJump above 0 (a long-lived origin, or a counter a same-origin page raised once)
+// would drop the healthy leader's claims as forged, find no leader, and steal its lock; and
+// so would every tab that joins after it.
+void Election::on_epoch_read(Resource& r, uint64_t epoch) {
+  if (epoch < kPlausibleEpoch) r.floor_epoch = std::max(r.floor_epoch, epoch);
+}
+
 void Election::finish_candidacy(Resource& r, uint64_t epoch, Degraded degraded, double now, Effects& out) {
   r.reallocated = false;
   // The epoch this tab stands behind becomes its confirmed floor. An epoch no store vouched
