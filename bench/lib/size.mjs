@@ -17,8 +17,9 @@ export const TARGET_GZIP = 20 * 1024;
  * one trip to the store, and the followers' reads that keep it possible). Raised by 40 B for
  * the counter's read reaching the core as a confirmed floor (epoch_read: a tab that joins
  * where epochs are far above 0 must not take the leader for a forger and steal its lock).
+ * Raised by 56 B for asking again for a marker lock taken from its holder (web-locks.js).
  */
-export const BUDGET_GZIP = 33936;
+export const BUDGET_GZIP = 33992;
 
 /** An app that uses only createBaton, as its author would write it. */
 export const APP_SOURCE = `import { createBaton } from 'tab-baton';

@@ -217,6 +217,7 @@ class Baton {
       locksLost: 0,
       lockErrors: 0,
       foreignHolderWaits: 0,
+      markersLost: 0,
       droppedSideMessages: 0,
       epochAllocations: 0,
       epochsNotDurable: 0,
