@@ -225,7 +225,7 @@ export class EpochStore {
    */
   commit(resource, known, tries = 2) {
     const b = this.top.get(resource);
-    const after = tries > 0 && b !== undefined && Math.max(known, this.claimed.get(resource) ?? 0) <= b ? b : null;
+    const after = tries > 0 && b !== undefined && b + 1 < PLAUSIBLE_EPOCH && Math.max(known, this.claimed.get(resource) ?? 0) <= b ? b : null;
     let stored = -1;
     let next = b + 1;
     let taken = false;
@@ -244,7 +244,8 @@ export class EpochStore {
           stored = storedEpoch(get.result);
           if (after !== null || stored === null) return;
           next = Math.max(stored, known) + 1;
-          write(stored, 'put');
+          // The epochs are used up (a store raised to the bound): none is written or issued.
+          if (next < PLAUSIBLE_EPOCH) write(stored, 'put');
         };
         if (after !== null) write(after, 'add');
       })
@@ -285,7 +286,7 @@ export class EpochStore {
         // may have been issued; the counter is now `next`, lower (see the module comment).
         // Either way the term's epoch is above the counter found, but not durable. An
         // implausible counter (corrupt or forged) is inconsistent too, never read as 0.
-        if (stored === null || stored < committed || (after !== null && stored > after)) {
+        if (stored === null || stored < committed || (after !== null && stored > after) || next >= PLAUSIBLE_EPOCH) {
           this.health.inconsistent();
           this.top.delete(resource);
           return this.notDurable(resource, stored === null ? Math.max(known, after ?? 0) : Math.max(next - 1, stored));

@@ -500,6 +500,31 @@ TEST_CASE("storage: an answer below an epoch this tab used is a regressed store"
   CHECK(a.degradation() == Degraded::store_regressed);
 }
 
+TEST_CASE("storage: epochs end below 2^40; a store at the bound starts degraded terms at 2^40 - 1") {
+  const uint64_t last = (uint64_t{1} << 40) - 1;
+  // A durable answer at the bound (a store raised there), and a made-up term above a claim of
+  // the last epoch: both would be heard by no one.
+  for (bool durable : {true, false}) {
+    CAPTURE(durable);
+    Election a(config("a"));
+    a.step(event(EventKind::join, 0, "ws"));
+    Event read = event(EventKind::epoch_read, 1, "ws");
+    read.epoch = last;
+    a.step(read);
+    deliver(a, 2, claim("b", "ws", last));
+    a.step(event(EventKind::lock_granted, 3, "ws"));
+    Event done = event(EventKind::epoch_allocated, 4, "ws");
+    done.epoch = durable ? last + 1 : 5;
+    done.durable = durable;
+    auto fx = a.step(done);
+    const Effect* elected = find(fx, EffectKind::elected);
+    REQUIRE(elected);
+    CHECK(elected->epoch == last);
+    CHECK(elected->degraded == (durable ? Degraded::store_regressed : Degraded::not_durable));
+    CHECK(a.degradation() == elected->degraded);
+  }
+}
+
 TEST_CASE("storage: a hung store degrades the term instead of wedging the lock holder") {
   Election a(config("a"));
   a.step(event(EventKind::join, 0, "ws"));

@@ -111,3 +111,25 @@ test('a localStorage mirror raised before a tab joins: its term is far above, an
   await clock.run(10 * TIMING.suspectMs);
   assertFollowed([b, c], c, epoch);
 });
+
+test('a counter raised to the last plausible epoch: the terms after it repeat 2^40 - 1, say so, and every tab follows', async (t) => {
+  const last = 2 ** 40 - 1; // a claim at or above 2^40 is taken for forged by every tab
+  const clock = virtualClock();
+  const browser = createBrowser();
+  await writeEpochs(browser.tab('mallory').indexedDB, (epochs) => epochs.put(last - 1, RESOURCE));
+  const open = tabs(t, browser, clock);
+  const a = open('a');
+  await clock.until(() => a.handle.state() === 'leader', { what: 'a leads' });
+  assert.equal(a.handle.token().epoch, last, 'the last epoch, durable');
+  assert.equal(a.baton.metrics().degraded, false);
+  const [b, c] = [open('b'), open('c')];
+  await clock.run(4 * TIMING.suspectMs);
+  assertFollowed([a, b, c], a, last);
+  a.baton.dispose();
+  await clock.until(() => b.handle.state() === 'leader', { what: 'b leads' });
+  assert.equal(b.handle.token().epoch, last, 'no epoch above the last');
+  assert.equal(b.baton.metrics().degraded, true, 'a term that repeats an epoch says so');
+  await assert.rejects(b.handle.fenced(() => {}), { code: 'EPOCH_NOT_DURABLE' });
+  await clock.run(10 * TIMING.suspectMs);
+  assertFollowed([b, c], b, last);
+});
