@@ -44,12 +44,14 @@ function writeEpochs(indexedDB, write) {
 
 const localStorageValue = (browser, key) => browser.localStorage.getItem(key);
 
-function tabs(t, browser, clock) {
+/** Opens pages of the origin; `lease`: with no Web Locks, the IndexedDB lease decides. */
+function tabs(t, browser, clock, { lease = false } = {}) {
   const batons = [];
   t.after(() => batons.forEach((b) => b.dispose()));
   return (id) => {
     const tab = openTab(browser, id, { clock });
-    const baton = createBaton({ namespace: NS, id, env: tab.env, ...TIMING });
+    if (lease) tab.env.locks = undefined;
+    const baton = createBaton({ namespace: NS, id, env: tab.env, ...TIMING, authority: lease ? 'lease' : 'auto' });
     batons.push(baton);
     return { tab, baton, handle: baton.lead(RESOURCE) };
   };
@@ -132,4 +134,27 @@ test('a counter raised to the last plausible epoch: the terms after it repeat 2^
   await assert.rejects(b.handle.fenced(() => {}), { code: 'EPOCH_NOT_DURABLE' });
   await clock.run(10 * TIMING.suspectMs);
   assertFollowed([b, c], b, last);
+});
+
+test('the lease on a counter raised to the last plausible epoch: one leader at a time, the repeated epoch said', async (t) => {
+  const last = 2 ** 40 - 1;
+  const clock = virtualClock();
+  const browser = createBrowser();
+  await writeEpochs(browser.tab('mallory').indexedDB, (epochs) => epochs.put(last - 1, RESOURCE));
+  const open = tabs(t, browser, clock, { lease: true });
+  const a = open('a');
+  await clock.until(() => a.handle.state() === 'leader', { what: 'a leads' });
+  assert.equal(a.handle.token().epoch, last);
+  const rest = [open('b'), open('c')];
+  await clock.run(4 * TIMING.suspectMs);
+  a.baton.dispose();
+  await clock.until(() => rest.some((p) => p.handle.state() === 'leader'), { what: 'the next leader' });
+  for (let i = 0; i < 20; i += 1) {
+    await clock.run(TIMING.heartbeatMs);
+    assert.ok(rest.filter((p) => p.handle.state() === 'leader').length <= 1, 'never two leaders');
+  }
+  const next = rest.find((p) => p.handle.state() === 'leader');
+  assert.equal(next.handle.token().epoch, last, 'no epoch above the last');
+  assert.equal(next.baton.metrics().degraded, true, 'a term that repeats an epoch says so');
+  await assert.rejects(next.handle.fenced(() => {}), { code: 'EPOCH_NOT_DURABLE' });
 });
