@@ -1,1 +1,2 @@
 export { leaderElection } from './index.js';
+export type { CreateOpts, Election, SupportInfo } from './index.js';

@@ -1,1 +1,2 @@
 export { createLeaderElection } from './index.js';
+export type { DuplicateLeaderEvent, LeaderElectionOptions, LeaderElector } from './index.js';

@@ -640,7 +640,7 @@ export class Fence {
   /** Throws a {@link StaleOwnerError} when the token is stale. */
   check(token: { resource: string; epoch: number }): void;
   highest(resource: string): number;
-  /** Frees its memory now (otherwise when garbage-collected). */
+  /** Frees its memory now (otherwise when garbage-collected); using it afterwards throws an error with `code` 'DISPOSED'. Idempotent. */
   dispose(): void;
 }
 
@@ -741,7 +741,11 @@ export interface LeaderElector<C = { readonly name: string }> {
   /** True if this or another tab leads now. */
   hasLeader(): Promise<boolean>;
   applyOnce(isFromFallbackInterval?: boolean): Promise<boolean>;
-  /** Resolves when this tab becomes leader (starts the lazy election). */
+  /**
+   * Resolves when this tab becomes leader (starts the lazy election); never settles once the
+   * elector died. Rejects with the load error (`code` 'CORE_LOAD_FAILED') when the core
+   * cannot load, since this tab can then never lead.
+   */
   awaitLeadership(): Promise<void>;
   /** Idempotent. */
   die(): Promise<void>;
@@ -889,7 +893,7 @@ export interface RelayStats {
   droppedUnconfirmed: number;
   /** Held messages dropped because `maxBufferBytes` was reached. */
   droppedBufferFull: number;
-  /** Events from the source without a usable id. */
+  /** Events from the source without a usable id, or whose data cannot be cloned (only the leader could have delivered them). */
   sourceMalformed: number;
   /** Events the source emitted after it was closed. */
   lateSourceEvents: number;

@@ -1,1 +1,2 @@
 export { createRelay, eventSourceSource, webSocketSource } from './index.js';
+export type { EventSourceSourceOptions, Relay, RelayEmit, RelayEvent, RelayOptions, RelaySource, RelaySourceEvent, RelayStats, WebSocketSourceOptions } from './index.js';

@@ -1,1 +1,2 @@
 export { requestLeadership } from './index.js';
+export type { RequestLeadershipOptions } from './index.js';

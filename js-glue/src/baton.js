@@ -33,6 +33,7 @@ import {
   refusalReason,
   refusedWords,
   resolveEnv,
+  storageReadable,
   supportOf,
 } from './env.js';
 import { namesFor } from './names.js';
@@ -495,6 +496,7 @@ class Baton {
       ...available,
       webLocks: available.webLocks && !this.refused.has('web-locks'),
       indexedDB: available.indexedDB && !this.refused.has('lease'),
+      localStorage: storageReadable(this.env.localStorage),
       authority: this.authority,
       reason: this.reasonNow(),
       mode: this.runtime_.authority(),

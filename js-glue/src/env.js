@@ -110,11 +110,24 @@ function eventTarget(object) {
     : null;
 }
 
-/** `localStorage`, or null when missing (workers) or blocked (the getter or every call throws). */
+/** `localStorage`, or null when missing (workers) or blocked (the getter throws; see `storageReadable`). */
 function storageOf(g) {
   const storage = read(g, 'localStorage');
   if (!storage || typeof storage.getItem !== 'function') return null;
   return storage;
+}
+
+/**
+ * Whether reading `storage` works now: blocked site data may throw on every call rather than
+ * in the getter. Asked by `support()` only, never at start-up (the lock request goes first).
+ */
+export function storageReadable(storage) {
+  try {
+    storage.getItem('baton'); // null, when missing, throws too
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The page's start (performance.timeOrigin) in a browser; for an injected env, now. */

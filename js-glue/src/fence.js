@@ -7,7 +7,7 @@
  * @module tab-baton/fence
  */
 import { FenceTable, isLoaded, load } from './core.js';
-import { staleOwner } from './errors.js';
+import { disposedError, staleOwner } from './errors.js';
 import { LIMITS, checkString } from './options.js';
 
 export class Fence {
@@ -21,7 +21,7 @@ export class Fence {
 
   /** @private */
   fenceTable() {
-    if (this.disposed) throw new Error('tab-baton: Fence used after dispose()');
+    if (this.disposed) throw disposedError('Fence used');
     if (!this.table) {
       if (!isLoaded()) throw new Error('tab-baton: the Fence needs the WebAssembly core: await ready (or load()) before using it');
       this.table = new FenceTable();

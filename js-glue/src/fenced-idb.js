@@ -40,7 +40,7 @@ export function createFenceStore(db, storeName = FENCE_STORE) {
  * @param {(tx: IDBTransaction) => unknown} body
  * @param {{fenceStore?: string}} [options]
  */
-export function fencedTransaction(db, token, stores, body, options = {}) {
+export function fencedTransaction(db, token, stores, body, options) {
   // A promise in every case: wrong arguments reject (the executor's throw) rather than throw.
   return new Promise((resolve, reject) => run(db, token, stores, body, options, resolve, reject));
 }
@@ -53,7 +53,10 @@ function run(db, token, stores, body, options, resolve, reject) {
   }
   if (!Array.isArray(stores) || !stores.every((s) => typeof s === 'string' && s !== '')) throw new TypeError(`${where}: "stores" must be an array of store names`);
   if (typeof body !== 'function') throw new TypeError(`${where}: "body" must be a function`);
-  const fenceStore = options.fenceStore ?? FENCE_STORE;
+  if (options !== undefined && (options === null || typeof options !== 'object')) throw new TypeError(`${where}: "options" must be an object {fenceStore}`);
+  const unknown = Object.keys(options ?? {}).find((key) => key !== 'fenceStore');
+  if (unknown !== undefined) throw new TypeError(`${where}: unknown option "${unknown}" (known: fenceStore)`);
+  const fenceStore = options?.fenceStore ?? FENCE_STORE;
   if (typeof fenceStore !== 'string' || fenceStore === '') throw new TypeError(`${where}: option "fenceStore" must be a store name`);
   const { resource, epoch } = token;
 

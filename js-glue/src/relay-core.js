@@ -270,6 +270,12 @@ export class RelayCore {
     }
     term.lastActivity = now;
     term.failures = 0;
+    // Dropped here as every other tab would drop it: delivered by the leader alone, it would
+    // leave the others with a gap that no replay can fill. The next event's `prev` skips it.
+    if (estimateBytes(event.data, this.maxDataBytes) > this.maxDataBytes) {
+      this.counters.droppedOversized += 1;
+      return this.take();
+    }
     const prev = term.sourcePrev;
     term.sourcePrev = event.id;
     if (this.cmp(event.id, this.last) <= 0) {

@@ -10,12 +10,36 @@
  * @module tab-baton/relay-sources
  */
 
-/** `url` with `after=<id>` appended (nothing when `after` is null), or `urlForAfter(after)`. */
+import { booleanOption, functionOption, optionsObject } from './options.js';
+
+/**
+ * `url` with `after=<id>` appended to its query (nothing when `after` is null), or
+ * `urlForAfter(after)`. A fragment stays last: in it, the parameter would never reach the server.
+ */
 function resolveUrl(where, urlForAfter, after) {
   if (typeof urlForAfter === 'function') return String(urlForAfter(after));
   if (typeof urlForAfter !== 'string') throw new TypeError(`${where}: "urlForAfter" must be a string or a function (afterId) => url`);
   if (after === null || after === undefined) return urlForAfter;
-  return `${urlForAfter}${urlForAfter.includes('?') ? '&' : '?'}after=${encodeURIComponent(String(after))}`;
+  const hash = urlForAfter.indexOf('#');
+  const [url, fragment] = hash < 0 ? [urlForAfter, ''] : [urlForAfter.slice(0, hash), urlForAfter.slice(hash)];
+  return `${url}${url.includes('?') ? '&' : '?'}after=${encodeURIComponent(String(after))}${fragment}`;
+}
+
+/** An array of event types (non-empty strings); `fallback` when not given. */
+function typesOption(where, opts, key, fallback) {
+  const value = opts[key];
+  if (value === undefined) return fallback;
+  if (!Array.isArray(value) || !value.every((type) => typeof type === 'string' && type !== '')) {
+    throw new TypeError(`${where}: option "${key}" must be an array of event type names`);
+  }
+  return [...value];
+}
+
+/** A constructor option (`EventSource`, `WebSocket`), else the global one. */
+function constructorOption(where, opts, key) {
+  const value = functionOption(where, opts, key) ?? globalThis[key];
+  if (typeof value !== 'function') throw new TypeError(`${where}: no ${key} in this environment (pass option "${key}")`);
+  return value;
 }
 
 function checkUrl(where, urlForAfter) {
@@ -35,12 +59,15 @@ function checkUrl(where, urlForAfter) {
  * @param {boolean} [options.withCredentials]
  * @param {any} [options.EventSource] the constructor (default `globalThis.EventSource`)
  */
-export function eventSourceSource(urlForAfter, options = {}) {
+export function eventSourceSource(urlForAfter, options) {
   const where = 'eventSourceSource';
   checkUrl(where, urlForAfter);
-  const { types = ['message'], heartbeatTypes = [], parse = (event) => event.data, withCredentials = false } = options;
-  const ES = options.EventSource ?? globalThis.EventSource;
-  if (typeof ES !== 'function') throw new TypeError(`${where}: no EventSource in this environment`);
+  const o = optionsObject(where, 'options', options, ['types', 'heartbeatTypes', 'parse', 'withCredentials', 'EventSource'], { optional: true });
+  const types = typesOption(where, o, 'types', ['message']);
+  const heartbeatTypes = typesOption(where, o, 'heartbeatTypes', []);
+  const parse = functionOption(where, o, 'parse') ?? ((event) => event.data);
+  const withCredentials = booleanOption(where, o, 'withCredentials', false);
+  const ES = constructorOption(where, o, 'EventSource');
   return (after, emit, signal) => {
     const es = new ES(resolveUrl(where, urlForAfter, after), { withCredentials });
     const listeners = [];
@@ -92,12 +119,17 @@ function parseJson(data) {
  * @param {string | string[]} [options.protocols]
  * @param {any} [options.WebSocket] the constructor (default `globalThis.WebSocket`)
  */
-export function webSocketSource(urlForAfter, options = {}) {
+export function webSocketSource(urlForAfter, options) {
   const where = 'webSocketSource';
   checkUrl(where, urlForAfter);
-  const { parse = parseJson, subscribe, protocols } = options;
-  const WS = options.WebSocket ?? globalThis.WebSocket;
-  if (typeof WS !== 'function') throw new TypeError(`${where}: no WebSocket in this environment`);
+  const o = optionsObject(where, 'options', options, ['parse', 'subscribe', 'protocols', 'WebSocket'], { optional: true });
+  const parse = functionOption(where, o, 'parse') ?? parseJson;
+  const subscribe = functionOption(where, o, 'subscribe');
+  const { protocols } = o;
+  if (protocols !== undefined && typeof protocols !== 'string' && !(Array.isArray(protocols) && protocols.every((p) => typeof p === 'string'))) {
+    throw new TypeError(`${where}: option "protocols" must be a string or an array of strings`);
+  }
+  const WS = constructorOption(where, o, 'WebSocket');
   return (after, emit, signal) => {
     const socket = protocols === undefined ? new WS(resolveUrl(where, urlForAfter, after)) : new WS(resolveUrl(where, urlForAfter, after), protocols);
     let closed = false;

@@ -15,6 +15,7 @@ import { batonOf } from './baton.js';
 import { reportError } from './errors.js';
 import { functionOption, numberOption, optionsObject, stringOption, booleanOption } from './options.js';
 import { MAX_SESSION_CHARS, RelayCore } from './relay-core.js';
+import { estimateBytes } from './relay-size.js';
 
 const RELAY_OPTIONS = ['resource', 'source', 'onEvent', 'onReset', 'silenceMs', 'eligible', 'preferVisible', 'session', 'compare', 'maxDataBytes', 'maxBufferBytes'];
 
@@ -267,7 +268,9 @@ class Relay {
     const entry = { controller, close: null };
     this.sources.set(open, entry);
     const live = () => this.sources.get(open) === entry;
-    const emit = (event) => this.step((now) => this.core.sourceEvent(open, event, now));
+    // An event whose data cannot be cloned would reach this tab's onEvent and no other tab:
+    // it is dropped as malformed here (`sourceMalformed`), before the core delivers it.
+    const emit = (event) => this.step((now) => this.core.sourceEvent(open, canBePosted(event, this.core.maxDataBytes) ? event : null, now));
     emit.heartbeat = () => {
       if (live()) this.step((now) => this.core.sourceHeartbeat(open, now));
     };
@@ -410,6 +413,23 @@ class Relay {
       session: this.core.session,
       leadership: handle ? handle.state() : 'released',
     };
+  }
+}
+
+/**
+ * Whether `event.data` survives postMessage (structured clone); strings, numbers and the like
+ * always do. Data over `maxDataBytes` is not cloned to find out: the core drops it anyway.
+ */
+function canBePosted(event, maxDataBytes) {
+  const data = event?.data;
+  if (typeof data === 'function' || typeof data === 'symbol') return false;
+  if (data === null || typeof data !== 'object' || typeof structuredClone !== 'function') return true;
+  if (estimateBytes(data, maxDataBytes) > maxDataBytes) return true;
+  try {
+    structuredClone(data);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -106,9 +106,13 @@ export function fenceSql(table = 'baton_fence') {
  * @param {{table?: string}} [options]
  * @returns {Promise<boolean>}
  */
-export async function admitInPostgres(client, token, options = {}) {
+export async function admitInPostgres(client, token, options) {
   const { resource, epoch } = checkToken(token, 'admitInPostgres');
   if (!client || typeof client.query !== 'function') throw new TypeError('admitInPostgres: "client" must have query(text, values)');
-  const result = await client.query(fenceSql(options.table).admit, [resource, epoch]);
+  if (options !== undefined && (options === null || typeof options !== 'object')) throw new TypeError('admitInPostgres: "options" must be an object {table}');
+  // A misspelt `table` must not send the epoch to the default table's fence.
+  const unknown = Object.keys(options ?? {}).find((key) => key !== 'table');
+  if (unknown !== undefined) throw new TypeError(`admitInPostgres: unknown option "${unknown}" (known: table)`);
+  const result = await client.query(fenceSql(options?.table).admit, [resource, epoch]);
   return result.rowCount === 1;
 }

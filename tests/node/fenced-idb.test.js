@@ -79,6 +79,9 @@ test('fencedTransaction: wrong arguments reject with a TypeError naming them', a
     [() => fencedTransaction(db, { resource: 'q', epoch: 1 }, 'queue', () => {}), 'stores'],
     [() => fencedTransaction(db, { resource: 'q', epoch: 1 }, ['queue']), 'body'],
     [() => fencedTransaction(db, { resource: 'q', epoch: 1 }, ['queue'], () => {}, { fenceStore: '' }), 'fenceStore'],
+    [() => fencedTransaction(db, { resource: 'q', epoch: 1 }, ['queue'], () => {}, null), 'options'],
+    [() => fencedTransaction(db, { resource: 'q', epoch: 1 }, ['queue'], () => {}, 'baton_fence'), 'options'],
+    [() => fencedTransaction(db, { resource: 'q', epoch: 1 }, ['queue'], () => {}, { fencestore: 'f' }), 'fencestore'],
   ];
   for (const [call, name] of cases) {
     let promise;

@@ -106,6 +106,8 @@ describe('fencing', () => {
     assert.equal(fence.admit({ resource: 'db', epoch: 3 }), true);
     assert.equal(__internal.coreSessions(), sessions, 'a Fence opens no election core session');
     fence.dispose();
+    fence.dispose();
+    assert.throws(() => fence.admit({ resource: 'db', epoch: 3 }), (e) => e.code === 'DISPOSED', 'used after dispose(): DISPOSED, as every disposed API');
     // Fences made and disposed by the thousand leave the heap as it was: each one is freed.
     const heap = __internal.heapBytes();
     for (let i = 0; i < 20_000; i += 1) {

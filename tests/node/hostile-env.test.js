@@ -86,6 +86,20 @@ test('a BroadcastChannel constructor and localStorage that throw: nothing throws
   }
 });
 
+test('a localStorage whose every call throws (blocked site data) is reported unsupported; the tab leads durably', async () => {
+  const browser = createBrowser();
+  browser.localStorage.fail(true); // SecurityError on every call; the property itself reads fine
+  const baton = createBaton({ namespace: 'blocked-storage', env: browser.tab('a') });
+  try {
+    const handle = baton.lead('job');
+    assert.equal(baton.support().localStorage, false, 'd.ts: "localStorage exists and reading it does not throw"');
+    await waitFor(() => handle.state() === 'leader');
+    assert.equal(await handle.fenced((token) => token.epoch), 1, 'IndexedDB still makes the epoch durable');
+  } finally {
+    baton.dispose();
+  }
+});
+
 test("a sandboxed iframe: 'auto' finds Web Locks and IndexedDB refused at first use and leads alone, broadcast only, degraded", async (t) => {
   const browser = createBrowser();
   const baton = createBaton({ namespace: 'sandboxed', env: sandboxedTab(browser, 'a') });

@@ -103,6 +103,7 @@ describe('option validation', () => {
     throwsNaming(() => leaderElection.create({ channel: 'c', id: 42, env }), 'id');
     throwsNaming(() => leaderElection.create({ channel: 'c'.repeat(129), env }), 'channel'); // Baton's namespace limit
     throwsNaming(() => leaderElection.create({ channel: 'c\uD800', env }), 'channel');
+    throwsNaming(() => leaderElection.create({ channel: '-leader', env }), 'channel'); // Web Locks refuse a lock name starting with '-'
     const election = leaderElection.create({ channel: 'c', env });
     throwsNaming(() => election.onLeader(null), 'fn');
     throwsNaming(() => election.onFollower(), 'fn');
@@ -117,6 +118,8 @@ describe('option validation', () => {
     throwsNaming(() => requestLeadership('n', () => {}, { onFollower: 1, env }), 'onFollower');
     // The election's name is Baton's namespace: its limits, named as each API calls it.
     throwsNaming(() => requestLeadership('n'.repeat(129), () => {}, { env }), 'name');
+    throwsNaming(() => requestLeadership('-leader', () => {}, { env }), 'name');
+    createLeaderElection('-app', { env }).die(); // its lock is pubkey-bc||native||-app: a valid name
     throwsNaming(() => createLeaderElection('n'.repeat(129), { env }), 'channel');
     throwsNaming(() => createLeaderElection('c', { heartbeatMs: 500, fallbackInterval: 400, env }), 'heartbeatMs');
     // Without a fallbackInterval, a long heartbeat gets one of 3 heartbeats (as createBaton's suspectMs).

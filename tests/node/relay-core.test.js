@@ -140,3 +140,14 @@ test('a forger\'s held message never delays the leader\'s events', () => {
   assert.deepEqual(delivered(core.message(event(3, 1, null), 2)), [1], 'not held behind evil');
   assert.equal(core.stats().pending, 1);
 });
+
+test("the leader drops its source's oversized event as every tab would: not delivered, not relayed, skipped by the next prev", () => {
+  const core = make({ maxDataBytes: 1000 });
+  const open = core.startTerm(2, 3, 0)[1].open;
+  assert.deepEqual(core.sourceEvent(open, { id: 4, data: 'x'.repeat(2000) }, 1), [], 'neither delivered here nor posted');
+  assert.equal(core.counters.droppedOversized, 1);
+  assert.equal(core.last, null, 'the cursor did not move');
+  const next = core.sourceEvent(open, { id: 5, data: 'ok' }, 2);
+  assert.deepEqual(delivered(next), [5]);
+  assert.deepEqual(posts(next).map((p) => [p.id, p.prev]), [[5, 3]], 'followers at 3 see no gap');
+});

@@ -258,3 +258,23 @@ describe('relay', () => {
     assert.throws(() => createRelay(baton, { ...base, bogus: 1 }), /bogus/);
   });
 });
+
+describe('relay: what the source hands over', () => {
+  test('an event whose data cannot be cloned is dropped in the leader too (sourceMalformed): no tab delivers it, none sees a gap', async () => {
+    const { tabs } = openTabs(2);
+    let emit = null;
+    const source = (after, e) => { emit = e; };
+    const { relays, received } = relaysFor(tabs, { source });
+    await waitFor(() => emit !== null && relays.every((r) => r.handle?.leader()), { what: 'a leader with its source open' });
+    const leader = leaderOf(relays);
+    emit({ id: 1, data: { n: 1 } });
+    emit({ id: 2, data: { callback: () => {} } });
+    emit({ id: 3, data: Symbol('not data') });
+    emit({ id: 4, data: { n: 4 } });
+    await waitFor(() => received.every((r) => r.length === 2), { what: 'every tab delivered the two clonable events' });
+    await sleep(100);
+    for (const r of received) assert.deepEqual(ids(r), [1, 4]);
+    assert.equal(relays[leader].stats().sourceMalformed, 2);
+    for (const relay of relays) assert.equal(relay.stats().gapsDetected, 0);
+  });
+});

@@ -37,6 +37,18 @@ describe('ServerFence (in memory)', () => {
     assert.throws(() => fenceSql('x; DROP TABLE users'), /table/);
     assert.match(fenceSql('app.fence').admit, /INSERT INTO app\.fence/);
   });
+
+  test('admitInPostgres: a wrong or unknown option rejects with a TypeError naming it, before any query', async () => {
+    const queries = [];
+    const client = { query: async (text) => { queries.push(text); return { rowCount: 1 }; } };
+    const token = { resource: 'q', epoch: 1 };
+    await assert.rejects(admitInPostgres(client, token, { tabel: 'app_fence' }), (e) => e instanceof TypeError && e.message.includes('"tabel"'));
+    await assert.rejects(admitInPostgres(client, token, null), (e) => e instanceof TypeError && e.message.includes('"options"'));
+    await assert.rejects(admitInPostgres(client, token, { table: 'x; DROP TABLE users' }), (e) => e instanceof TypeError && e.message.includes('"table"'));
+    assert.deepEqual(queries, []);
+    assert.equal(await admitInPostgres(client, token, { table: 'app_fence' }), true);
+    assert.match(queries[0], /INSERT INTO app_fence/);
+  });
 });
 
 /** Commit order of accepted writes -> the stale ones that committed after a newer term's. */

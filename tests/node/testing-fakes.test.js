@@ -435,6 +435,14 @@ describe('IndexedDB', () => {
     tx.onabort = () => resolve(`abort:${tx.error.name}`);
   });
 
+  test('transaction(): a store that does not exist is a NotFoundError, no store an InvalidAccessError, as in browsers', async () => {
+    const db = await openDb(createIndexedDB().indexedDB);
+    assert.throws(() => db.transaction(['s', 'missing'], 'readwrite'), (e) => e.name === 'NotFoundError');
+    assert.throws(() => db.transaction('missing', 'readonly'), (e) => e.name === 'NotFoundError');
+    assert.throws(() => db.transaction([], 'readwrite'), (e) => e.name === 'InvalidAccessError');
+    assert.equal(await run(db, (store) => store.put('v', 'k')), 'complete');
+  });
+
   test('abort() rolls back the writes the transaction made', async () => {
     const idb = createIndexedDB();
     const db = await openDb(idb.indexedDB);
@@ -522,6 +530,17 @@ describe('IndexedDB', () => {
 });
 
 describe('createBrowser', () => {
+  test('options are checked: a wrong or unknown one throws a TypeError naming it', () => {
+    const naming = (option) => (error) => error instanceof TypeError && error.message.includes(`"${option}"`);
+    assert.throws(() => createBrowser({ indexedDB: 'no' }), naming('indexedDB'));
+    assert.throws(() => createBrowser({ indexeddb: false }), naming('indexeddb'));
+    assert.throws(() => createBrowser({ schedule: 5 }), naming('schedule'));
+    assert.throws(() => createBrowser(null), naming('options'));
+    assert.throws(() => createChannelHub({ schedual: () => {} }), naming('schedual'));
+    assert.equal(createBrowser({ indexedDB: false }).indexedDB, null);
+    assert.ok(createBrowser().indexedDB);
+  });
+
   test('tab.crash() hands the lock over and silences the tab', async () => {
     const browser = createBrowser();
     const a = browser.tab('a');

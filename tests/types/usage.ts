@@ -27,9 +27,10 @@ import {
 } from 'tab-baton';
 import { createBrowser, type FakeTab } from 'tab-baton/testing';
 import { BroadcastChannel as PubkeyChannel, type LeaderElector as PubkeyLeaderElector } from 'broadcast-channel';
-import { leaderElection as awaforgeEntry } from 'tab-baton/awaforge';
-import { requestLeadership as requestLeadershipEntry } from 'tab-baton/request-leadership';
-import { createLeaderElection as createLeaderElectionEntry } from 'tab-baton/broadcast-channel';
+import { leaderElection as awaforgeEntry, type CreateOpts as AwaforgeOpts, type Election as AwaforgeElection } from 'tab-baton/awaforge';
+import { requestLeadership as requestLeadershipEntry, type RequestLeadershipOptions as EntryLeadershipOptions } from 'tab-baton/request-leadership';
+import { createLeaderElection as createLeaderElectionEntry, type LeaderElector as EntryElector, type LeaderElectionOptions as EntryElectionOptions } from 'tab-baton/broadcast-channel';
+import { createRelay as createRelayEntry, type Relay as EntryRelay, type RelayOptions as EntryRelayOptions } from 'tab-baton/relay';
 import { admitInPostgres, fenceSql, ServerFence, StaleOwnerError as ServerStaleOwnerError, type SqlClient } from 'tab-baton/server';
 import { createFenceStore, fencedTransaction, StaleOwnerError as IdbStaleOwnerError } from 'tab-baton/fenced-idb';
 
@@ -146,12 +147,20 @@ export async function broadcastChannelStyle(): Promise<void> {
   await typedByTheLibrary.applyOnce();
 }
 
-// The subpath entries give the same APIs.
-export function subpaths(): void {
+// The subpath entries give the same APIs, and the types that go with them.
+export function subpaths(baton: Baton): void {
   const election: Election = awaforgeEntry.create({ channel: 'a' });
   const relinquish: () => void = requestLeadershipEntry('b', () => {});
   const elector: LeaderElector<string> = createLeaderElectionEntry('c');
   console.log(election.id, relinquish, elector.token);
+  const awaforgeOpts: AwaforgeOpts = { channel: 'd', takeoverMs: 1500 };
+  const typedElection: AwaforgeElection = awaforgeEntry.create(awaforgeOpts);
+  const leadershipOptions: EntryLeadershipOptions = { heartbeatMs: 500 };
+  const electionOptions: EntryElectionOptions = { fallbackInterval: 2000 };
+  const typedElector: EntryElector<string> = createLeaderElectionEntry('e', electionOptions);
+  const relayOptions: EntryRelayOptions = { resource: 'feed', source: () => {}, onEvent: () => {} };
+  const relay: EntryRelay = createRelayEntry(baton, relayOptions);
+  console.log(typedElection.id, requestLeadershipEntry('f', () => {}, leadershipOptions), typedElector.token, relay.resource);
 }
 
 // 5. tab-baton/testing: many tabs in one process (Node tests).

@@ -236,20 +236,32 @@ export function createLeaderElection(channel, options) {
       if (!snapshot) return Boolean(handle.leader());
       return (snapshot.held ?? []).some((lock) => lock.name === lockName);
     },
-    /** Resolves when this tab becomes the leader; never resolves once dead. */
+    /**
+     * Resolves when this tab becomes the leader; never resolves once dead. Rejects with the
+     * core's load error when the core cannot load (this tab can never lead then), as the
+     * library's rejects when its lock request fails, rather than wait forever.
+     */
     awaitLeadership() {
       if (!awaitingLeadership) {
         // In Node the process stays open while this is awaited (Baton's timers do not hold it).
         const release = dead ? () => {} : holdProcessOpen();
         let resolve;
-        const promise = new Promise((r) => {
+        let reject;
+        const promise = new Promise((onLeader, onFailure) => {
           resolve = () => {
             release();
-            r();
+            onLeader();
+          };
+          reject = (error) => {
+            release();
+            onFailure(error);
           };
         });
         awaitingLeadership = { promise, resolve, release };
         if (handle.state() === 'leader') resolve();
+        ready.catch((error) => {
+          if (!dead) reject(error);
+        });
         start();
       }
       return awaitingLeadership.promise;

@@ -46,6 +46,9 @@ export function compatMetrics(api) {
 export function singleElection({ where, name, nameOption, lockName, id, heartbeatMs, suspectMs, authority, env, eligible, observeOnly, run, leaseFallback }) {
   // The name is Baton's namespace, whose limits it has; an error names the API's own option.
   checkString(where, nameOption, name, NAMESPACE_BYTES);
+  // Web Locks refuse such a name (NotSupportedError) on every request: said now, rather than
+  // found out at the first request and run broadcast only, degraded, for the Baton's life.
+  if (lockName.startsWith('-')) throw new TypeError(`${where}: option "${nameOption}" must not start with "-" (Web Locks reserve such names)`);
   const baton = createBatonWithLockName(
     where,
     dropUndefined({ namespace: name, id, heartbeatMs, suspectMs, authority, env }),

@@ -16,6 +16,8 @@
  * @module tab-baton/testing/channel
  */
 
+import { functionOption, optionsObject } from '../options.js';
+
 /**
  * @typedef {object} ChannelStats
  * @property {number} posted Messages accepted by `postMessage`.
@@ -45,7 +47,9 @@ function clone(message) {
  * Creates the channels of one origin.
  * @param {ChannelHubOptions} [options]
  */
-export function createChannelHub({ schedule = (task) => setTimeout(task, 0) } = {}) {
+export function createChannelHub(options) {
+  const o = optionsObject('createChannelHub', 'options', options, ['schedule'], { optional: true });
+  const schedule = functionOption('createChannelHub', o, 'schedule') ?? ((task) => setTimeout(task, 0));
   /** Channel -> its hub-side state. */
   const links = new WeakMap();
   /** Channels that can receive, in creation order (the delivery order). */

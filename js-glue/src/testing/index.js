@@ -20,6 +20,7 @@ import { createLockManager } from './locks.js';
 import { createChannelHub } from './channel.js';
 import { createStorage } from './storage.js';
 import { createIndexedDB } from './indexeddb.js';
+import { booleanOption, optionsObject } from '../options.js';
 
 export { createLockManager, createChannelHub, createStorage, createIndexedDB };
 
@@ -50,11 +51,14 @@ export { createLockManager, createChannelHub, createStorage, createIndexedDB };
  * `browser.indexedDB.fail()`), shared by the tabs made with `tab()`.
  * @param {import('./channel.js').ChannelHubOptions & {indexedDB?: boolean}} [options]
  *   `indexedDB: false`: no IndexedDB, as in a browser that blocks it (then no epoch is
- *   durable: every term runs degraded); the rest is passed to `createChannelHub`.
+ *   durable: every term runs degraded); `schedule` is passed to `createChannelHub`. A wrong
+ *   or unknown option throws a TypeError naming it.
  */
-export function createBrowser({ indexedDB: withIndexedDB = true, ...hubOptions } = {}) {
+export function createBrowser(options) {
+  const o = optionsObject('createBrowser', 'options', options, ['indexedDB', 'schedule'], { optional: true });
+  const withIndexedDB = booleanOption('createBrowser', o, 'indexedDB', true);
   const locks = createLockManager();
-  const hub = createChannelHub(hubOptions);
+  const hub = createChannelHub({ schedule: o.schedule });
   const localStorage = createStorage();
   const database = withIndexedDB ? createIndexedDB() : null;
   const liveIds = new Set();

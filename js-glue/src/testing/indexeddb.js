@@ -239,7 +239,12 @@ export function createIndexedDB() {
       if (mode !== 'readwrite' && mode !== 'readonly') throw new TypeError('bad mode');
       const durability = options.durability ?? 'default';
       if (!['default', 'strict', 'relaxed'].includes(durability)) throw new TypeError('bad durability');
-      return new Transaction(this.db, Array.isArray(names) ? names : [names], this.client, mode, durability);
+      const scope = Array.isArray(names) ? names : [names];
+      // As in browsers, so that an app's test with a misspelt store fails here as it would there.
+      if (scope.length === 0) throw new DOMException('a transaction needs at least one store', 'InvalidAccessError');
+      const missing = scope.find((name) => !this.db.stores.has(name));
+      if (missing !== undefined) throw new DOMException(`no object store named ${missing}`, 'NotFoundError');
+      return new Transaction(this.db, scope, this.client, mode, durability);
     }
 
     close() {
