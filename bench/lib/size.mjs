@@ -20,8 +20,10 @@ export const TARGET_GZIP = 20 * 1024;
  * Raised by 56 B for asking again for a marker lock taken from its holder (web-locks.js).
  * Raised by 40 B for epochs that end below 2^40 (a store raised to the bound must not make a
  * term that every tab takes for forged), and by 40 B more for the same bound in the lease.
+ * Raised by 32 B for the JS that main's option and support() checks added meanwhile (the
+ * app measured 34102 B once they were merged).
  */
-export const BUDGET_GZIP = 34072;
+export const BUDGET_GZIP = 34104;
 
 /** An app that uses only createBaton, as its author would write it. */
 export const APP_SOURCE = `import { createBaton } from 'tab-baton';
