@@ -8,11 +8,14 @@
 //     --write     rewrite bench/RESULTS.md (the default without --quick)
 //     --json F    also write the raw results as JSON to F (default bench/out/results-<mode>.json)
 //     --only P    comma-separated subset of: size,throughput,startup,handover,diagnose,fallback,fallback-close,diagnose-fallback,frozen,silent,idle,requests
-//                 (silent: only Baton's silent freeze under Web Locks, a part of frozen;
+//                 (silent: only Baton's silent freeze, a part of frozen: under Web Locks, or
+//                 with --subjects, in each Baton subject named there;
 //                 fallback-close: only the close hand-overs of fallback;
 //                 diagnose-fallback: Baton's fallback close hand-overs traced, see goodbyeBreakdown)
 //                 (with --only requests, --write replaces only that section of bench/RESULTS.md)
 //     --trials N  N trials per hand-over, frozen and start-up case instead of the mode's count
+//     --trace     frozen and silent: the pages' timelines (?trace=1) and Baton's transitions
+//                 around each trial, in the raw JSON (the wrapping costs a little time)
 //     --tabs N    N tabs per group instead of the mode's count (requests too: the asking tab and N - 1 leaders)
 //     --idle-ns L comma-separated tab counts for the idle phase instead of the mode's (e.g. 2,10)
 //     --subjects K  comma-separated subject keys (e.g. baton-lease): only those are measured
@@ -225,7 +228,8 @@ async function main() {
   // plus Baton with the lifecycle events hidden from it: silent freeze); (2) the same
   // without Web Locks, and the fallback crash hand-overs.
   const runSeconds = async (bench) => {
-    const frozenJob = (s) => frozen(bench, s, { trials: CONFIG.frozenTrials, tabs: CONFIG.tabs, waitMs: CONFIG.frozenWaitMs, settleMs: CONFIG.frozenSettleMs, leadMs: CONFIG.frozenLeadMs, log })
+    const trace = flag('--trace');
+    const frozenJob = (s) => frozen(bench, trace ? { ...s, query: { ...s.query, trace: '1' } } : s, { trials: CONFIG.frozenTrials, tabs: CONFIG.tabs, waitMs: CONFIG.frozenWaitMs, settleMs: CONFIG.frozenSettleMs, leadMs: CONFIG.frozenLeadMs, trace, log })
       .then((x) => { (s.silent ? results.frozenSilent : results.frozen)[s.key] = x; });
     const silentOf = (s) => ({ ...s, query: { ...s.query, freeze: 'silent' }, silent: true });
     const batches = [[], []];
@@ -238,7 +242,8 @@ async function main() {
       for (const s of FALLBACK.filter((x) => x.baton)) batches[1].push(() => frozenJob(silentOf(s)));
     } else if (phase('silent')) {
       results.frozenSilent = {};
-      batches[0].push(() => frozenJob(silentOf(SUBJECTS[0])));
+      const silentSubjects = chosen ? EVERY_PHASE.filter((s) => s.baton) : [SUBJECTS[0]];
+      for (const s of silentSubjects) batches[0].push(() => frozenJob(silentOf(s)));
     }
     if (phase('fallback')) {
       results.fallback ??= { close: {}, crash: {} };

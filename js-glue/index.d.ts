@@ -199,7 +199,8 @@ export interface LeadOptions {
    * throws reaches the caller as a {@link RemoteError}. Delivery is at least once: a request
    * in flight during a hand-over is served again by the next leader with the same
    * `from.requestId`, so key effects on it (or fence them) to make them effectively once.
-   * `signal` aborts when this term ends.
+   * `signal` aborts when this term ends. A tab that leads without `serve` acknowledges no
+   * request: requests wait, re-sent, for a leader that serves, or end with a {@link NoLeaderError}.
    */
   serve?(message: unknown, from: RequestFrom, token: Token, signal: AbortSignal): unknown;
   /**
@@ -555,23 +556,30 @@ export function createBaton(options: BatonOptions): Baton;
 /** Makes `createBaton({ testHooks: true })` available (tests, demos). Idempotent. */
 export function enableTestHooks(): void;
 
+/** One resource as the core sees it after its last step ({@link BatonTestHooks.leadershipState}). */
+export interface LeadershipSnapshot {
+  role: Role;
+  state: LeadershipState;
+  reason: string;
+  epoch: number;
+  leader: string;
+  leaderEpoch: number;
+  leaderSince: number;
+  /** The core's judgement of this tab's own term: 'none', or why fenced effects are refused. */
+  degraded: string;
+  /** While leading: not a leader from this monotonic time on (Infinity: no bound, as under Web Locks). */
+  validUntil: number;
+  /** The same bound in wall-clock ms. */
+  validUntilWall: number;
+  token: Token | null;
+}
+
 /** On `globalThis.__baton` with `testHooks: true`. */
 export interface BatonTestHooks {
   readonly id: string;
   presenceSnapshot(): PresenceEntry[];
-  leadershipState(resource: string):
-    | {
-        role: Role;
-        state: LeadershipState;
-        reason: string;
-        epoch: number;
-        leader: string;
-        leaderEpoch: number;
-        leaderSince: number;
-        eligible: boolean;
-        token: Token | null;
-      }
-    | null;
+  /** null once the Baton is disposed; a resource this tab does not lead reads as a follower that knows no leader. */
+  leadershipState(resource: string): LeadershipSnapshot | null;
   forceElection(resource: string): void;
   /** Lifecycle `frozen` and the timer stopped; `{event: false}` stops the timer only. */
   simulateFreeze(options?: { event?: boolean }): void;

@@ -222,9 +222,12 @@ export interface FakeIndexedDB {
    * One tab's own factory over the same databases (each `FakeTab` of a `createBrowser()`
    * has one). `crash()` ends the tab's part as a renderer crash does: its transaction in
    * progress is rolled back, its queued ones are dropped, and nothing it asks for
-   * afterwards is answered.
+   * afterwards is answered. `freeze()` holds the answers and `complete` events for the
+   * tab's page until `thaw()`, as for a frozen page: a transaction told to `commit()`
+   * completes meanwhile, any other one waits (and the store with it) unless the page
+   * aborts it.
    */
-  client(): { readonly indexedDB: FakeIDBFactory; crash(): void };
+  client(): { readonly indexedDB: FakeIDBFactory; crash(): void; freeze(): void; thaw(): void };
   /** Injects a failure until `fail(false)` (`true`: `'error'`); hung and blocked operations then resume. */
   fail(failure: boolean | IndexedDBFailure): void;
   /** Deletes every database, as clearing the site's data does. */
@@ -271,6 +274,13 @@ export interface FakeTab {
    * already running is not stopped. The id can then be reused for a new tab.
    */
   crash(): void;
+  /**
+   * Holds this tab's IndexedDB answers and `complete` events until `thawStorage()`, as
+   * for a frozen page (`FakeIndexedDB.client()`); its channel messages are still delivered,
+   * as in Chromium. No-op without IndexedDB.
+   */
+  freezeStorage(): void;
+  thawStorage(): void;
 }
 
 /** One origin in one browser. */

@@ -56,8 +56,8 @@ mergeInto(LibraryManager.library, {
     embindBindWaiting();
   },
   // Only int gets here (embind-builtins.cc): its values cross the boundary as they are.
-  _embind_register_integer__deps: ['$embindTypes', '$embindBindWaiting'],
-  _embind_register_integer: function(primitiveType) {
+  baton_embind_register_int__deps: ['$embindTypes', '$embindBindWaiting'],
+  baton_embind_register_int: function(primitiveType) {
     var same = (value) => value;
     embindTypes[primitiveType] = [same, same];
     embindBindWaiting();

@@ -3,7 +3,7 @@
 //    from JavaScript here: `__getTypeName` (type names for embind's own JavaScript, which
 //    embind-functions.js replaces) and `_embind_register_native_and_builtin_types` (run
 //    inside the wasm, by a static constructor). The linker keeps a KEEPALIVE export whatever
-//    the flags; the module's JavaScript assigns them (to undefined now) and never calls them.
+//    the flags; the module's JavaScript assigns them and never calls them.
 // 2. optimises the module again with wasm-opt -Oz, which drops the code of those exports, and
 //    inlines every function of at most 7 bytes (-Oz alone: 2), mostly the core's one-line
 //    accessors: smaller (the call costs about as much as the body) and faster; then once
@@ -12,13 +12,23 @@
 // heartbeat steps about 1.4 times as fast. Other limits measured (before bulk memory, from
 // 16 643 B at 7): 4 -> 16 754 B, 8 -> 17 014 B, 12 -> 17 380 B.
 //
+// 3. drops, from the module's JavaScript, the views of the heap that nothing reads: the runtime
+//    makes all eight typed arrays over the memory (again each time it grows), and only embind's
+//    registration (HEAP32) and the glue (HEAPU8, module-post.js) read any (45 B gzip of JS);
+//    and the assignments of exports that nothing reads (UNREAD_EXPORTS, 29 B).
+//
 //   node wasm/post-link.mjs baton-core.js baton-core.wasm path/to/wasm-opt FEATURE-FLAGS...
 //
-// It fails, rather than guess, if the JavaScript does not assign those exports or calls them.
+// It fails, rather than guess, if the JavaScript does not assign those exports or calls them,
+// or does not declare and make the views as below.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const DROPPED = ['___getTypeName', '___embind_register_native_and_builtin_types'];
+// What the module's JavaScript assigns from the exports and never reads: those two, and
+// malloc and free, which the wasm does not export (emcc's JavaScript takes them for C strings
+// and arrays, which embind-functions.js never makes).
+const UNREAD_EXPORTS = [...DROPPED, '_malloc', '_free'];
 
 const [jsFile, wasmFile, wasmOpt, ...features] = process.argv.slice(2);
 const js = readFileSync(jsFile, 'utf8');
@@ -96,3 +106,27 @@ execFileSync(wasmOpt, [...features, '-Oz', '--always-inline-max-function-size', 
 // Then the control flow rebuilt from scratch (flatten, rereloop) and shrunk again: about
 // 110 B gzip less, as fast.
 execFileSync(wasmOpt, [...features, '--flatten', '--rereloop', '-Oz', '-Oz', ...keepNames, wasmFile, '-o', wasmFile], { stdio: 'inherit' });
+
+// The views: declared together (`var HEAP8,HEAP16,...;`), each made once in
+// updateGlobalBufferAndViews (`HEAP8=new Int8Array(b);`). A view named nowhere else is unread.
+const declared = js.match(/\bvar (HEAP\w+(?:,HEAP\w+)*);/);
+if (!declared) throw new Error(`post-link: ${jsFile} does not declare the heap's views`);
+const views = declared[1].split(',');
+const unread = views.filter((view) => js.match(new RegExp(`\\b${view}\\b`, 'g')).length === 2);
+let lean = js.replace(declared[0], `var ${views.filter((view) => !unread.includes(view)).join(',')};`);
+for (const view of unread) {
+  const made = new RegExp(`\\b${view}=new \\w+Array\\(\\w+\\);?`);
+  if (!made.test(lean)) throw new Error(`post-link: ${jsFile} does not make ${view} as expected`);
+  lean = lean.replace(made, '');
+}
+
+// The exports never read: declared with the others (`var _baton_step,_free,...;`), each
+// assigned once (`_free=asm["free"];`).
+for (const symbol of UNREAD_EXPORTS) {
+  const declaration = new RegExp(`(\\bvar [\\w$,]*?)\\b${symbol},|,${symbol}\\b(?=[\\w$,]*;)`);
+  const assignment = new RegExp(`\\b${symbol}=asm\\["\\w+"\\];?`);
+  if (!declaration.test(lean) || !assignment.test(lean)) throw new Error(`post-link: ${jsFile} does not declare and assign ${symbol} as expected`);
+  lean = lean.replace(declaration, '$1').replace(assignment, '');
+  if (new RegExp(`\\b${symbol}\\b`).test(lean)) throw new Error(`post-link: ${jsFile} reads ${symbol}`);
+}
+writeFileSync(jsFile, lean);

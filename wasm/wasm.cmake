@@ -53,10 +53,6 @@ set(BATON_WASM_LINK
   -sTEXTDECODER=2
   # embind's type names are its only use of printf (see bindings.cc).
   -Wl,--wrap=siprintf
-  # embind's builtin types other than int and void register as nothing (embind-builtins.cc).
-  -Wl,--wrap=_embind_register_integer,--wrap=_embind_register_bool,--wrap=_embind_register_bigint
-  -Wl,--wrap=_embind_register_float,--wrap=_embind_register_std_string,--wrap=_embind_register_std_wstring
-  -Wl,--wrap=_embind_register_emval,--wrap=_embind_register_memory_view
   -fno-exceptions
   -fno-rtti
   # LTO generates the code at link time.

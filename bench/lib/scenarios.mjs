@@ -172,7 +172,7 @@ async function breakdown(got, pagehideAt, libDoneAt) {
  * gives it its term (the epoch's, or the lease's) and on to its leadership callback.
  */
 function goodbyeBreakdown(trace, leaderAt, pagehideAt, libDoneAt) {
-  const goodbye = trace.find(([what, t]) => what === 'delivered kind 4' && t >= pagehideAt && t <= leaderAt);
+  const goodbye = trace.find(([what, t]) => what.startsWith('delivered kind 4 ') && t >= pagehideAt && t <= leaderAt);
   if (!goodbye) return {};
   const tx = trace.find(([what, t]) => what.startsWith('idb-tx ') && !what.startsWith('idb-tx made') && !what.startsWith('idb-tx complete') && t >= goodbye[1] && t <= leaderAt);
   const complete = tx && trace.find(([what, t]) => what.startsWith('idb-tx complete') && t >= tx[1] && t <= leaderAt);
@@ -195,7 +195,7 @@ function goodbyeBreakdown(trace, leaderAt, pagehideAt, libDoneAt) {
  * believers a fence would accept (Baton: the highest epoch among them; peers have no fencing,
  * so every believer is effective).
  */
-export async function frozen(bench, subject, { trials, tabs, waitMs, settleMs, leadMs = 1000, log }) {
+export async function frozen(bench, subject, { trials, tabs, waitMs, settleMs, leadMs = 1000, trace = false, log }) {
   const name = subject.silent ? `${subject.key}/silent` : subject.key;
   const group = new Group(bench, subject, 'frozen', tabs, 20000, log);
   const results = [];
@@ -213,6 +213,7 @@ export async function frozen(bench, subject, { trials, tabs, waitMs, settleMs, l
     for (let i = 0; i < trials; i += 1) {
       const leader = await group.leader();
       const pool = group.pool;
+      if (trace) await clearTraces(pool);
       await sleep(leadMs); // the followers have heard the leader for a while
       const t0 = nodeNow();
       const waiting = pool.nextLeader(leader, waitMs, t0);
@@ -238,6 +239,7 @@ export async function frozen(bench, subject, { trials, tabs, waitMs, settleMs, l
       if (settled.effective > 1 && subject.baton) r.split = await batonTabs(pool, null);
       // The freeze command can take a while on a loaded machine: when the page froze.
       if (old?.freezeAt) r.frozeAfter = pool.toNode(old.freezeAt) - t0;
+      if (trace) r.timelines = await timelines(pool, leader, t0, (r.replacedAfter ?? waitMs) + 500);
       Object.assign(r, {
         believersAtThaw: atThaw.believers,
         effectiveAtThaw: atThaw.effective,
@@ -278,6 +280,36 @@ async function leaderFromRecords(pool, exclude, since, windowMs) {
   if (!best) return null;
   const grantedAt = best.grantedAt != null && best.grantedAt <= best.at ? best.grantedAt : null;
   return { rec: best.rec, ev: { at: best.at, grantedAt } };
+}
+
+/** --trace: empties the timeline of every live tab (bench/pages/instrument.js, ?trace=1). */
+function clearTraces(pool) {
+  return Promise.all(pool.live.map((rec) => rec.tab.page.evaluate(() => { if (window.__bench.trace) window.__bench.trace.length = 0; }).catch(() => {})));
+}
+
+/**
+ * --trace: every live tab's timeline from 1.5 s before the freeze command until `untilMs`
+ * after it, in ms from the command (this process's clock); for Baton tabs also the role
+ * transitions (their wall-clock times likewise) and the glue's counters.
+ */
+async function timelines(pool, frozenRec, t0, untilMs) {
+  const one = async (rec) => {
+    const got = await rec.tab.page.evaluate(() => ({
+      trace: window.__bench.trace || [],
+      log: window.__baton_?.log() ?? [],
+      glue: window.__baton_?.metrics().glue ?? null,
+    })).catch((error) => ({ error: String(error.message || error) }));
+    if (got.error) return { tab: rec.id, error: got.error };
+    const rel = (at) => Number((pool.toNode(at) - t0).toFixed(1));
+    return {
+      tab: rec.id,
+      frozen: rec === frozenRec,
+      trace: got.trace.map(([what, at]) => [rel(at), what]).filter(([t]) => t >= -1500 && t <= untilMs),
+      log: got.log.map((x) => ({ ...x, at: rel(x.at) })).filter((x) => x.at >= -1500 && x.at <= untilMs),
+      glue: got.glue,
+    };
+  };
+  return Promise.all(pool.live.map(one));
 }
 
 /** The recent transitions, lock and epoch counters and role of each Baton tab but `except`. */

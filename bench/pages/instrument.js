@@ -221,13 +221,26 @@
     });
     var idbCommit = IDBTransaction.prototype.commit;
     if (typeof idbCommit === 'function') IDBTransaction.prototype.commit = function () { mark('idb-commit'); return idbCommit.apply(this, arguments); };
-    var post2 = NativeBC && NativeBC.prototype.postMessage;
-    if (post2) NativeBC.prototype.postMessage = function () { mark('post'); return post2.apply(this, arguments); };
-    // Baton's frames carry their kind in their third byte (wasm/core/wire.h: 4 is a goodbye).
-    counters.onDeliver = function (e) {
-      var data = e && e.data;
-      mark(data instanceof Uint8Array && data.length > 2 ? 'delivered kind ' + data[2] : 'delivered');
+    // A Baton frame (wasm/core/wire.h: magic 0xBA, version, kind, then varints and strings)
+    // named by its kind (4 is a goodbye), sender and tick sequence: a tick sequence that rises
+    // is what the others take for the sender's progress.
+    var frameText = function (data) {
+      if (!(data instanceof Uint8Array) || data.length < 3 || data[0] !== 0xBA) return '';
+      var i = 3;
+      var varint = function () { var n = 0, scale = 1, b; do { b = data[i++]; n += (b & 0x7f) * scale; scale *= 128; } while (b & 0x80 && i < data.length); return n; };
+      var string = function () { var n = varint(); var s = String.fromCharCode.apply(null, data.subarray(i, i + n)); i += n; return s; };
+      try {
+        var sender = string();
+        varint(); // generation
+        i += 1; // lifecycle
+        string(); // app version
+        varint(); // start time
+        return ' kind ' + data[2] + ' from ' + sender + ' tick ' + varint();
+      } catch (e) { return ' kind ' + data[2]; }
     };
+    var post2 = NativeBC && NativeBC.prototype.postMessage;
+    if (post2) NativeBC.prototype.postMessage = function (data) { mark('post' + frameText(data)); return post2.apply(this, arguments); };
+    counters.onDeliver = function (e) { mark('delivered' + frameText(e && e.data)); };
     counters.onTimer = function () { mark('timer'); };
     // Long tasks (50 ms or more): whether the main thread was busy while a grant waited.
     try {

@@ -263,6 +263,7 @@ class Baton {
           indexedDB: env.indexedDB,
           name: names.database,
           timeoutMs: STORAGE_TIMEOUT_MS,
+          now: env.monotonic,
           setTimeout: env.setTimeout,
           clearTimeout: env.clearTimeout,
           refused: (error) => this.refuse('lease', error),

@@ -7,6 +7,8 @@
  * transaction and no open. Every operation has a deadline: an open or a transaction that
  * does not answer in time (an upgrade blocked by another tab's connection, a wedged browser
  * store) rejects with a `TimeoutError`, so the caller degrades instead of waiting forever.
+ * The deadline is a timer, which a frozen page does not run; its message handlers do run,
+ * and call `expireOverdue()` (see there).
  * A hung open is kept: if it answers later, the next operation uses it. An open the browser
  * refuses with a `SecurityError` (an opaque origin, blocked site data) is handed to
  * `refused` once: no later open can work in this context.
@@ -33,12 +35,15 @@ export class Database {
    * @param {any} deps.indexedDB
    * @param {string} deps.name
    * @param {number} deps.timeoutMs deadline of one open or transaction
+   * @param {() => number} deps.now monotonic ms, for the deadlines
    * @param {(fn: () => void, ms: number) => any} deps.setTimeout
    * @param {(id: any) => void} deps.clearTimeout
    * @param {(error: Error) => void} deps.refused the browser refused to open the database
    */
-  constructor({ indexedDB, name, timeoutMs, setTimeout, clearTimeout, refused }) {
-    Object.assign(this, { indexedDB, name, timeoutMs, setTimeout, clearTimeout, refused });
+  constructor({ indexedDB, name, timeoutMs, now, setTimeout, clearTimeout, refused }) {
+    Object.assign(this, { indexedDB, name, timeoutMs, now, setTimeout, clearTimeout, refused });
+    /** The operations in flight: their expiry -> their deadline (`now()` time). */
+    this.deadlines = new Map();
     /** The refusal, once the browser refused to open the database. */
     this.refusal_ = null;
     /** @type {Promise<any> | null} */
@@ -125,13 +130,16 @@ export class Database {
         if (settled) return;
         settled = true;
         this.clearTimeout(timer);
+        this.deadlines.delete(expire);
         if (error) reject(error);
         else resolve();
       };
-      const timer = this.setTimeout(() => {
+      const expire = () => {
         finish(timeoutError(tx ? 'transaction' : 'open', this.timeoutMs));
         abort(tx);
-      }, this.timeoutMs);
+      };
+      const timer = this.setTimeout(expire, this.timeoutMs);
+      this.deadlines.set(expire, this.now() + this.timeoutMs);
       const start = (db) => {
         if (settled) return;
         try {
@@ -161,6 +169,17 @@ export class Database {
       if (this.connection && !this.closed) start(this.connection);
       else this.open().then(start, (error) => finish(error));
     });
+  }
+
+  /**
+   * Ends every operation past its deadline, as its timer would have. Called from the page's
+   * message handlers: a frozen page runs them, not its timers, and a transaction that waits
+   * for the page (a lease's read, answered after the page froze) would otherwise hold the
+   * store, and every other tab's transaction over it, until the page thaws.
+   */
+  expireOverdue() {
+    const now = this.now();
+    for (const [expire, at] of this.deadlines) if (now >= at) expire();
   }
 
   close() {

@@ -115,8 +115,13 @@ export class Runtime {
      */
     this.early = new Set();
     this.channel = null;
+    const heard = (bytes) => {
+      // A frozen page still handles messages, not timers: its storage deadlines are kept here.
+      storage.database?.expireOverdue();
+      this.step((core, now) => core.message(now, bytes));
+    };
     try {
-      if (env.BroadcastChannel) this.channel = new Channel(env.BroadcastChannel, names.channel, (bytes) => this.step((core, now) => core.message(now, bytes)), counters);
+      if (env.BroadcastChannel) this.channel = new Channel(env.BroadcastChannel, names.channel, heard, counters);
     } catch (error) {
       // A constructor that throws (an opaque origin): this tab runs as if it had none, and says so.
       env.BroadcastChannel = null;

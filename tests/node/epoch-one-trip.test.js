@@ -111,7 +111,7 @@ const oneTrip = (trip) => trip.requests.every((r) => !r.late);
 /** One tab's epoch store over `factory`, as the glue makes it (no localStorage). */
 function storeOver(factory, namespace = 'one-trip') {
   const counters = { epochAllocations: 0, epochsNotDurable: 0, storageErrors: 0, leaseTransactions: 0, leaseFailures: 0 };
-  const database = new Database({ indexedDB: factory, name: `baton/${namespace}`, timeoutMs: 2500, setTimeout, clearTimeout, refused: () => {} });
+  const database = new Database({ indexedDB: factory, name: `baton/${namespace}`, timeoutMs: 2500, now: () => performance.now(), setTimeout, clearTimeout, refused: () => {} });
   const health = new StorageHealth(true);
   const epochs = new EpochStore({ localStorage: null, database, key: (r) => `epoch/${r}`, health, counters, read: () => {} });
   return { epochs, database, health, counters };

@@ -38,7 +38,7 @@ const MAX_SAFE = 9007199254740991;
 
 /** Writes `value` as the epoch counter of 'job', as a same-origin script could. */
 function forgeCounter(browser, value) {
-  const database = new Database({ indexedDB: browser.indexedDB.indexedDB, name: `baton/${NS}`, timeoutMs: 2500, setTimeout, clearTimeout, refused: () => {} });
+  const database = new Database({ indexedDB: browser.indexedDB.indexedDB, name: `baton/${NS}`, timeoutMs: 2500, now: () => performance.now(), setTimeout, clearTimeout, refused: () => {} });
   return database.readwrite(['epochs'], ({ epochs }) => epochs.put(value, 'job')).finally(() => database.close?.());
 }
 
@@ -100,7 +100,7 @@ describe('epochs are never reissued', () => {
     const browser = createBrowser();
     const first = await term(browser, 'a', 'lease');
     first.baton.dispose();
-    const database = new Database({ indexedDB: browser.indexedDB.indexedDB, name: `baton/${NS}`, timeoutMs: 2500, setTimeout, clearTimeout, refused: () => {} });
+    const database = new Database({ indexedDB: browser.indexedDB.indexedDB, name: `baton/${NS}`, timeoutMs: 2500, now: () => performance.now(), setTimeout, clearTimeout, refused: () => {} });
     await database.readwrite(['leases'], ({ leases }) => leases.put({ owner: 'x', generation: 1, epoch: 2 ** 53, expiresMs: Date.now() + 60000, takeoverMs: Date.now() + 60000 }, 'v1/job'));
     const next = await term(browser, 'b', 'lease');
     assert.deepEqual([next.epoch, next.durable], [2, true], 'above the counter, not the forged record, which holds no lease');

@@ -85,6 +85,18 @@ describe('requests', () => {
     assert.equal(await answer, 'ping-pong');
   });
 
+  test('a leader without serve acknowledges nothing: the request waits for the next leader, which serves it', async () => {
+    const { tabs } = openTabs(3);
+    const batons = batonsFor(tabs);
+    const silent = batons[0].lead('jobs');
+    await waitFor(() => silent.state() === 'leader');
+    batons[1].lead('jobs', { serve: (m) => `${m}-pong` });
+    const answer = batons[2].request('jobs', 'ping', { timeoutMs: 5000 });
+    await waitFor(() => batons[2].metrics().talk.jobs?.resends >= 1, { what: 're-sent: the leader without serve did not acknowledge it' });
+    batons[0].dispose();
+    assert.equal(await answer, 'ping-pong');
+  });
+
   test('NO_LEADER after timeoutMs when no leader exists; TIMEOUT when a leader acknowledged and never answered', async () => {
     const { tabs } = openTabs(2);
     const batons = batonsFor(tabs);

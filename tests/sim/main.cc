@@ -196,7 +196,7 @@ int main(int argc, char** argv) {
   std::printf("sim: %llu hostile frames, %llu store faults, %llu degraded terms\n",
               static_cast<unsigned long long>(hostile_frames), static_cast<unsigned long long>(store_faults),
               static_cast<unsigned long long>(degraded_terms));
-  std::printf("sim: %llu broadcast-only leaders' crashes replaced within the takeover bound, checked\n",
+  std::printf("sim: %llu broadcast-only leaders' crashes and silent freezes replaced within the takeover bound, checked\n",
               static_cast<unsigned long long>(takeovers_checked));
   std::printf("sim: %llu runs with violations\n", static_cast<unsigned long long>(violations));
   if (a.expect_violation) {

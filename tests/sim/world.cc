@@ -32,8 +32,8 @@ double cause_window_ms(const Options& o) {
   return c.suspect_ms + o.max_tabs * c.rank_stagger_ms + c.steal_grace_ms + c.heartbeat_ms;
 }
 
-// Broadcast-only's takeover bound after a leader's crash (see World::watch_takeover), the
-// one awaforge documents as takeoverMs + heartbeatMs.
+// Broadcast-only's takeover bound after a leader's crash or silent freeze (see
+// World::watch_takeover), the one awaforge documents as takeoverMs + heartbeatMs.
 double takeover_bound_ms() {
   const Config& c = timings();
   return c.suspect_ms + c.heartbeat_ms;
@@ -427,7 +427,8 @@ void World::apply(Tab& t, const std::vector<Effect>& effects) {
         if (t.state == TabState::frozen) {
           // Begun by a frozen tab (from a message handler): it cannot commit, and it holds
           // the store until the tab thaws. (One begun just before a freeze is not modelled:
-          // the core cannot avoid it.)
+          // the core cannot avoid it; the glue ends it past its deadline from the frozen
+          // page's next message handler, tests/node/lease-silent-freeze.test.js.)
           if (store_holder_ < 0) store_holder_ = t.index;
           deferred_[t.index].push_back(s);
           break;
@@ -1120,6 +1121,7 @@ void World::jump_clock(double delta_ms) {
 void World::freeze(int tab, bool announce) {
   disturb();
   Tab& t = *tabs_[tab];
+  if (!announce) watch_takeover(t);
   if (announce) {
     Event e;
     e.kind = EventKind::lifecycle;
@@ -1370,18 +1372,20 @@ void World::check(double now) {
 // the crash of a leader that held its resource is followed by a new leader within the suspect
 // timeout and a heartbeat, while a running tab is eligible, however the other tabs ranked
 // before it died meanwhile (a candidate right after announcing itself, see
-// BroadcastOnly::campaign). The watch ends when anything else happens in the world (a
-// freeze, a hostile frame, a store fault...): those may delay a takeover longer. For the
+// BroadcastOnly::campaign). So is its silent freeze: a frozen tab still answers frames, and
+// no answer may count as its progress (its tick sequence shows only what its timer sent).
+// The watch ends when anything else happens in the world (another freeze, a thaw, a hostile
+// frame, a store fault...): those may delay a takeover longer. For the
 // same reason there is no watch while the store is broken or hung, and a watch ends when the
 // store fails an operation: a new term then waits for the storage timeout. A slow store
 // (set_storage_delay) adds its answer delay to the bound: the new term begins once its epoch
 // is committed.
-void World::watch_takeover(const Tab& crashed) {
-  if (opt_.authority != Authority::broadcast || crashed.state != TabState::running) return;
+void World::watch_takeover(const Tab& stopped) {
+  if (opt_.authority != Authority::broadcast || stopped.state != TabState::running) return;
   if (storage_ != StorageMode::works) return;
   bool watched = false;
   for (const auto& res : resources_) {
-    if (crashed.election->view(res).role != Role::leader || !holds_authority(crashed, res)) continue;
+    if (stopped.election->view(res).role != Role::leader || !holds_authority(stopped, res)) continue;
     takeover_watch_[res] = TakeoverWatch{clock_ms_, disturbances_, takeover_bound_ms() + epoch_delay_ms_};
     watched = true;
   }
@@ -1396,9 +1400,9 @@ void World::watch_takeover(const Tab& crashed) {
 void World::check_takeover(const std::string& res, bool has_leader, double now) {
   auto it = takeover_watch_.find(res);
   if (it == takeover_watch_.end()) return;
-  double crashed_ms = it->second.crashed_ms;
-  bool store_failed = std::any_of(tabs_.begin(), tabs_.end(), [crashed_ms](const std::unique_ptr<Tab>& t) {
-    return t->store_failed_ms >= crashed_ms;
+  double stopped_ms = it->second.stopped_ms;
+  bool store_failed = std::any_of(tabs_.begin(), tabs_.end(), [stopped_ms](const std::unique_ptr<Tab>& t) {
+    return t->store_failed_ms >= stopped_ms;
   });
   bool disturbed = it->second.disturbances != disturbances_ || store_failed;
   if (has_leader || disturbed) {
@@ -1406,13 +1410,13 @@ void World::check_takeover(const std::string& res, bool has_leader, double now) 
     takeover_watch_.erase(it);
     return;
   }
-  double waited = now - crashed_ms;
+  double waited = now - stopped_ms;
   if (waited < it->second.bound_ms) return;
   bool eligible = std::any_of(tabs_.begin(), tabs_.end(), [&res](const std::unique_ptr<Tab>& t) {
     return t->state == TabState::running && t->election->view(res).eligible;
   });
   takeover_watch_.erase(it);
-  if (eligible) violation("takeover bound: no leader of " + res + format(" %.1f ms after its leader crashed", waited));
+  if (eligible) violation("takeover bound: no leader of " + res + format(" %.1f ms after its leader stopped", waited));
 }
 
 // A lease leader acts on its term until the time its view gives (the glue refuses after

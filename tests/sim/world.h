@@ -87,7 +87,7 @@ struct Report {
   uint64_t hostile_frames = 0;
   uint64_t store_faults = 0;
   uint64_t degraded_terms = 0;
-  uint64_t takeovers_checked = 0;                 // crashed leaders replaced within the bound (see watch_takeover)
+  uint64_t takeovers_checked = 0;                 // crashed or silently frozen leaders replaced within the bound (see watch_takeover)
 };
 
 class World {
@@ -322,9 +322,9 @@ class World {
 
   // Checks.
   void check(double now);
-  // Broadcast-only's takeover bound (see check_takeover): a crashed leader is watched from
-  // its crash while nothing else happens in the world but more crashes.
-  void watch_takeover(const Tab& crashed);
+  // Broadcast-only's takeover bound (see check_takeover): a leader that crashed or froze
+  // silently is watched from then while nothing else happens in the world but crashes.
+  void watch_takeover(const Tab& stopped);
   void check_takeover(const std::string& res, bool has_leader, double now);
   void disturb() { ++disturbances_; }
   bool holds_authority(const Tab& t, const std::string& res) const;
@@ -375,10 +375,10 @@ class World {
   std::map<std::string, uint64_t> terms_won_;
   std::map<std::string, double> leaderless_since_;
   std::map<std::pair<int, std::string>, double> stale_since_;
-  // Per resource, when its broadcast-only leader crashed, and the count of other world
-  // events then (a watch ends when another one happens, see check_takeover).
+  // Per resource, when its broadcast-only leader crashed or froze silently, and the count of
+  // other world events then (a watch ends when another one happens, see check_takeover).
   struct TakeoverWatch {
-    double crashed_ms = 0;
+    double stopped_ms = 0;
     uint64_t disturbances = 0;
     double bound_ms = 0;  // the takeover bound, plus the store's answer delay then
   };

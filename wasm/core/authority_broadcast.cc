@@ -97,7 +97,7 @@ void Election::BroadcastOnly::campaign(Election& election, Resource& r, double n
   // Announce the candidacy at once (the claim of wire::kPendingEpoch in this tab's frames
   // while it is a candidate), while the epoch's transaction runs, and again from the timer
   // until it ends (presence_every_ms), which shows the others that this candidate lives.
-  election.send(election.frame(wire::Kind::presence), out);
+  election.send(wire::Kind::presence, out);
   election.presence_due_ms_ = std::min(election.presence_due_ms_, now + election.presence_every_ms());
 }
 

@@ -19,7 +19,7 @@
 namespace baton {
 namespace {
 
-using detail::make;
+using detail::add;
 
 // Consecutive lease transaction failures before the lease is given up for broadcast-only.
 constexpr uint32_t kLeaseFailuresBeforeFallback = 3;
@@ -138,7 +138,8 @@ void Election::start_lease(Resource& r, LeaseOp op, double now, Effects& out) {
   r.lease_started_ms = now;
   r.wake_ms = std::min(r.wake_ms, now + config_.storage_timeout_ms);
   ++metrics_.lease_attempts;
-  Effect e = make(op == LeaseOp::release_unread ? EffectKind::lease_write : EffectKind::lease_try, r.name);
+  EffectKind kind = op == LeaseOp::release_unread ? EffectKind::lease_write : EffectKind::lease_try;
+  Effect& e = add(out, kind, r.name);
   if (op == LeaseOp::release_unread) {
     // Not read (Lease::release): the record of this tab's valid term, expired.
     e.unread = true;
@@ -147,7 +148,6 @@ void Election::start_lease(Resource& r, LeaseOp op, double now, Effects& out) {
     e.lease.generation = config_.generation;
     e.lease.epoch = r.epoch;
   }
-  out.push_back(std::move(e));
 }
 
 // Inside the transaction: the record read decides what this tab writes, by the clocks of
@@ -185,9 +185,7 @@ void Election::on_lease_read(Resource& r, const LeaseRecord& current, uint64_t c
       break;
     }
   }
-  Effect e = make(EffectKind::lease_write, r.name);
-  e.lease = rec;
-  out.push_back(std::move(e));
+  add(out, EffectKind::lease_write, r.name).lease = rec;
 }
 
 // A record's expiry is wall-clock time written by another tab, read here as monotonic time.
@@ -283,10 +281,9 @@ void Election::on_lease_result(Resource& r, const LeaseRecord& rec, double now, 
     if (r.role == Role::leader && rec.epoch != r.epoch) {
       // Two of this tab's transactions crossed (one had timed out and answered late): the
       // record's term is the one in force, so the other one ends here.
-      Effect ended = make(EffectKind::deposed, r.name);
+      Effect& ended = add(out, EffectKind::deposed, r.name);
       ended.epoch = r.epoch;
       ended.reason = Reason::lease_lost;
-      out.push_back(std::move(ended));
       set_role(r, Role::candidate, Reason::lease_acquired, now);
     }
     r.lease_held_until_ms = r.lease_started_ms + config_.lease_ms * 5 / 6;

@@ -10,7 +10,7 @@
 
 namespace baton {
 
-using detail::make;
+using detail::add;
 
 const Election::WebLocks Election::kWebLocks{};
 
@@ -22,7 +22,7 @@ void Election::WebLocks::campaign(Election& election, Resource& r, double now, E
   }
   if (r.lock == LockState::none) {
     // Every eligible tab queues, so the browser hands over on close or crash.
-    out.push_back(make(EffectKind::lock_request, r.name, LockMode::queue));
+    add(out, EffectKind::lock_request, r.name, LockMode::queue);
     r.lock = LockState::queued;
     r.queued_ms = now;
     ++election.metrics_.lock_requests;
@@ -70,13 +70,7 @@ void Election::WebLocks::campaign(Election& election, Resource& r, double now, E
     return;
   }
   if (r.abdicate_asked_ms < 0) {
-    if (leader) {
-      wire::Frame req = election.frame(wire::Kind::abdicate_request);
-      req.subject = r.name;
-      req.target = r.leader;
-      election.send(std::move(req), out);
-      ++election.metrics_.abdicate_requests_sent;
-    }
+    if (leader) election.send_abdicate_request(r, out);
     r.abdicate_asked_ms = now;
   }
   double steal_at = r.abdicate_asked_ms + c.steal_grace_ms;
@@ -100,12 +94,12 @@ void Election::WebLocks::release(Election& election, Resource& r, double now, Ef
 
 void Election::release_lock(Resource& r, Effects& out) {
   if (r.lock == LockState::none) return;
-  out.push_back(make(EffectKind::lock_release, r.name));
+  add(out, EffectKind::lock_release, r.name);
   r.lock = LockState::none;
 }
 
 void Election::steal(Resource& r, Effects& out) {
-  out.push_back(make(EffectKind::lock_request, r.name, LockMode::steal));
+  add(out, EffectKind::lock_request, r.name, LockMode::steal);
   r.lock = LockState::queued;
   r.stealing = true;
   r.abdicate_asked_ms = -1;
@@ -118,7 +112,7 @@ void Election::steal(Resource& r, Effects& out) {
 void Election::on_lock_granted(Resource& r, double now, Effects& out) {
   if (r.lock != LockState::queued || r.left) {
     // A grant we no longer want (released or superseded meanwhile): give it back.
-    out.push_back(make(EffectKind::lock_release, r.name));
+    add(out, EffectKind::lock_release, r.name);
     return;
   }
   r.lock = LockState::held;

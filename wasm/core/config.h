@@ -12,6 +12,8 @@ namespace baton {
 // never sets them; each one brings back a bug this core once had.
 struct Mutations {
   bool answer_postpones_tick = false;  // a frame sent from a message handler delays the own timer
+  bool answer_shows_tick = false;      // a frame sent from a message handler shows the timer's
+                                       // latest run (a frozen leader's answer as progress)
   bool trust_claims = false;           // a claim deposes the authority's holder and moves the floor
   bool lease_term_to_expiry = false;   // a lease term outlives the record's takeover time
   bool trust_versions = false;         // any tab's newer app version vetoes, unbounded (the 93 s gap)
@@ -22,7 +24,9 @@ struct Mutations {
 struct Config {
   TabId id;
   uint32_t generation = 1;            // bumped by the glue when a page is restored from bfcache
-  Version app_version = "0";
+  // "0", its length given: -Oz outlines string_view's constructor from a const char*, and
+  // the wasm would carry a strlen for this literal alone.
+  Version app_version = std::string_view("0", 1);
   Capabilities capabilities;
   Authority authority = Authority::web_locks;  // to start with; see Election::authority()
   double heartbeat_ms = 1000;         // leader heartbeat and presence cadence

@@ -3,7 +3,6 @@
 #include "election.h"
 
 #include <algorithm>
-#include <utility>
 
 #include "authority.h"
 #include "election_internal.h"
@@ -11,10 +10,10 @@
 namespace baton {
 
 using detail::kMaxRefreshHeartbeats;
-using detail::make;
+using detail::add;
 
-Election::Election(Config config)
-    : config_(std::move(config)),
+Election::Election(const Config& config)
+    : config_(config),
       authority_(&strategy_of(config_.authority)),
       rng_(config_.seed),
       presence_(config_.heartbeat_ms * kMaxRefreshHeartbeats, config_.suspect_ms) {}
@@ -59,6 +58,7 @@ void Election::step(const Event& e, Effects& out) {
   double now = e.now_ms;
   read_clocks(e);
   message_step_ = e.kind == EventKind::message;
+  timer_step_ = e.kind == EventKind::tick;
   Resource* r = nullptr;
   if (!e.resource.empty()) {
     r = resources_.find(e.resource);
@@ -70,7 +70,7 @@ void Election::step(const Event& e, Effects& out) {
     case EventKind::leave: on_leave(e.resource, now, out); break;
     case EventKind::lock_granted:
       if (r) on_lock_granted(*r, now, out);
-      else out.push_back(make(EffectKind::lock_release, e.resource));
+      else add(out, EffectKind::lock_release, e.resource);
       break;
     case EventKind::lock_lost:
       if (r) on_lock_lost(*r, now, out);
@@ -144,7 +144,7 @@ double Election::next_deadline() const {
 void Election::run_due(double now, bool timer, Effects& out) {
   if (!said_hello_) {
     said_hello_ = true;
-    send(frame(wire::Kind::hello), out);
+    send(wire::Kind::hello, out);
     presence_due_ms_ = now + refresh_ms();
   }
   for (auto& [name, r] : resources_) {
@@ -160,7 +160,7 @@ void Election::run_due(double now, bool timer, Effects& out) {
   if (leads_anything() && now >= heartbeat_due_ms_) {
     send_heartbeat(now, out);
   } else if (now >= presence_due_ms_) {
-    send(frame(wire::Kind::presence), out);
+    send(wire::Kind::presence, out);
     presence_due_ms_ = now + presence_every_ms();
   }
 }
@@ -300,17 +300,16 @@ void Election::on_lifecycle(Lifecycle l, double now, Effects& out) {
     for (auto& [name, r] : resources_) step_down(r, why, now, out);
   }
   // Tell the others at once: ranking and eligibility depend on it.
-  send(frame(wire::Kind::presence), out);
+  send(wire::Kind::presence, out);
   trigger_all(now);
 }
 
 // The glue's fenced() asks before it runs a guarded effect: admitted only from the newest
 // term this tab has seen for the resource. Epoch 0 (no term) is refused and changes nothing.
 void Election::on_fence_check(std::string_view resource, uint64_t epoch, Effects& out) {
-  Effect e = make(EffectKind::fence_verdict, resource);
+  Effect& e = add(out, EffectKind::fence_verdict, resource);
   e.verdict = epoch > 0 ? fence_.admit(resource, epoch) : FenceVerdict::stale_owner;
   e.epoch = fence_.highest(resource);
-  out.push_back(std::move(e));
 }
 
 void Election::on_dispose(double now, Effects& out) {
@@ -319,7 +318,7 @@ void Election::on_dispose(double now, Effects& out) {
     release_lock(r, out);
   }
   lifecycle_ = Lifecycle::closing;
-  send(frame(wire::Kind::goodbye), out);
+  send(wire::Kind::goodbye, out);
   disposed_ = true;
 }
 
@@ -369,11 +368,7 @@ void Election::ask_hidden_leader(Resource& r, double now, Effects& out) {
   const Candidate* leader = presence_.find(r.leader);
   if (!leader || leader->lifecycle != Lifecycle::hidden || r.abdicate_asked_ms >= 0) return;
   if (rank_position(r, now, r.leader) != 0) return;
-  wire::Frame req = frame(wire::Kind::abdicate_request);
-  req.subject = r.name;
-  req.target = r.leader;
-  send(std::move(req), out);
-  ++metrics_.abdicate_requests_sent;
+  send_abdicate_request(r, out);
   r.abdicate_asked_ms = now;
 }
 
@@ -390,11 +385,10 @@ void Election::become_leader(Resource& r, uint64_t epoch, Reason why, Degraded d
   r.backoff.reset();
   r.named_successor = false;
   ++metrics_.terms_won;
-  Effect e = make(EffectKind::elected, r.name);
+  Effect& e = add(out, EffectKind::elected, r.name);
   e.epoch = epoch;
   e.reason = why;
   e.degraded = degraded;
-  out.push_back(std::move(e));
   heartbeat_due_ms_ = now;  // announce the new term right away
 }
 
@@ -405,10 +399,9 @@ void Election::step_down(Resource& r, Reason why, double now, Effects& out, bool
   ++metrics_.step_downs;
   ++metrics_.step_down_reasons[static_cast<size_t>(why)];
   if (was_leader) {
-    Effect e = make(EffectKind::deposed, r.name);
+    Effect& e = add(out, EffectKind::deposed, r.name);
     e.epoch = r.epoch;
     e.reason = why;
-    out.push_back(std::move(e));
   }
   if (r.leader == config_.id) clear_leader(r, now, out);
   authority_->release(*this, r, now, out);
@@ -418,11 +411,11 @@ void Election::step_down(Resource& r, Reason why, double now, Effects& out, bool
     wire::Frame bye = frame(wire::Kind::goodbye);
     bye.subject = r.name;
     bye.target = best_successor(r, now);
-    send(std::move(bye), out);
+    send(bye, out);
   } else if (was_leader) {
     // Followers keep a leader that makes progress over a new claimant: a frame without
     // the claim tells them at once that this term ended.
-    send(frame(wire::Kind::presence), out);
+    send(wire::Kind::presence, out);
   }
   // A lease release completes when its transaction does.
   if (r.lease_op != LeaseOp::release) set_role(r, Role::follower, why, now);
@@ -452,7 +445,7 @@ void Election::set_leader(Resource& r, std::string_view id, uint64_t epoch, doub
   r.abdicate_asked_ms = -1;
   r.steal_announced_ms = -1;
   r.claimant.clear();
-  out.push_back(make(EffectKind::leader_changed, r.name));
+  add(out, EffectKind::leader_changed, r.name);
   trigger(r, now);
 }
 
@@ -461,7 +454,7 @@ void Election::clear_leader(Resource& r, double now, Effects& out) {
   r.leader.clear();
   r.leaderless_since_ms = now;
   r.steal_announced_ms = -1;
-  out.push_back(make(EffectKind::leader_changed, r.name));
+  add(out, EffectKind::leader_changed, r.name);
 }
 
 void Election::trigger(Resource& r, double now, bool immediate) {

@@ -45,7 +45,7 @@ namespace baton {
 
 class Election {
  public:
-  explicit Election(Config config);
+  explicit Election(const Config& config);
 
   // Steps one event; appends the effects to `out`.
   void step(const Event& event, Effects& out);
@@ -292,8 +292,13 @@ class Election {
 
   // Frames.
   wire::Frame frame(wire::Kind kind) const;
-  void send(wire::Frame f, Effects& out);
+  void send(const wire::Frame& f, Effects& out);
+  // Sends this tab's frame of `kind` as it is (one copy of this code for its many callers).
+  void send(wire::Kind kind, Effects& out);
   void send_heartbeat(double now, Effects& out);
+  // Asks the known leader of `r` to abdicate (Web Locks: before a steal; a hidden leader:
+  // to hand over to a visible tab).
+  void send_abdicate_request(const Resource& r, Effects& out);
   // A frame sent from a message handler (a reply to a hello, an abdicate request or a
   // stale claim). It never moves the own timer: only the timer's heartbeat shows progress.
   // Rate-limited, since one hostile sender could otherwise make every frame an echo.
@@ -327,7 +332,13 @@ class Election {
   bool online_ = true;
   bool disposed_ = false;
   Degraded degraded_ = Degraded::none;
-  uint64_t tick_seq_ = 1;
+  uint64_t tick_seq_ = 1;  // the runs of this tab's timer
+  // The tick sequence this tab's frames carry. Only a frame sent from the timer's own step
+  // raises it to tick_seq_: the others take a rising sequence for progress made when the
+  // frame arrives, so a frame sent from any other step (an answer from a frozen page's
+  // message handler) must not show a tick that no earlier frame showed, such as the timer's
+  // last run before a freeze, which sent nothing (a wake-up for an election).
+  uint64_t shown_tick_seq_ = 1;
   double last_now_ms_ = 0;
   double last_wall_ms_ = 0;
   double wall_offset_ms_ = 0;  // wall minus monotonic time at the latest reading
@@ -336,6 +347,7 @@ class Election {
   double presence_due_ms_ = 0;
   double last_answer_ms_ = -kNever;
   bool message_step_ = false;  // the step running handles a frame from the channel
+  bool timer_step_ = false;    // the step running is the timer's (a tick)
   bool said_hello_ = false;
   bool started_ = false;
   uint32_t lease_failures_ = 0;

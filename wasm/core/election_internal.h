@@ -14,8 +14,11 @@ constexpr double kMaxRefreshHeartbeats = 60;
 // square of the tabs (Election::refresh_ms).
 constexpr double kQuietFromTabs = 8;
 
-inline Effect make(EffectKind kind, std::string_view resource, LockMode mode = LockMode::queue) {
-  Effect e;
+// A new effect at the end of `out`, made in place (an Effect is large: its frame's bytes
+// are in it). The reference is valid until the next effect is added.
+inline Effect& add(Effects& out, EffectKind kind, std::string_view resource,
+                   LockMode mode = LockMode::queue) {
+  Effect& e = out.emplace_back();
   e.kind = kind;
   e.resource = resource;
   e.lock_mode = mode;

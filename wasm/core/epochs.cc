@@ -10,16 +10,15 @@
 namespace baton {
 namespace {
 
-using detail::make;
+using detail::add;
 
 }  // namespace
 
 // Asks the durable counter for the next epoch above the confirmed floor. Claims are
 // hints that must not reach the store, or one forged frame would move the floor for good.
 void Election::request_epoch(Resource& r, double now, Effects& out) {
-  Effect alloc = make(EffectKind::allocate_epoch, r.name);
+  Effect& alloc = add(out, EffectKind::allocate_epoch, r.name);
   alloc.epoch = config_.mutations.trust_claims ? r.max_epoch : r.floor_epoch;
-  out.push_back(std::move(alloc));
   r.allocating = true;
   r.allocating_since_ms = now;
   r.wake_ms = std::min(r.wake_ms, now + config_.storage_timeout_ms);

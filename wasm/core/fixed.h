@@ -214,7 +214,17 @@ class GrowingArray {
     ++size_;
     return items_ + i;
   }
-  void push_back(const T& v) { insert(end(), v); }
+  // As insert(end(), v), without the call to shift nothing.
+  void push_back(const T& v) {
+    assert(!owns(&v));
+    if (size_ == capacity_) grow();
+    std::memcpy(static_cast<void*>(items_ + size_++), &v, sizeof(T));
+  }
+  // A new value-initialised item at the end, made in place: no copy of a large T.
+  T& emplace_back() {
+    if (size_ == capacity_) grow();
+    return *new (static_cast<void*>(items_ + size_++)) T();
+  }
   void append(const GrowingArray& o) {
     for (const T& v : o) push_back(v);
   }

@@ -8,7 +8,7 @@ namespace baton {
 
 using detail::kMaxRefreshHeartbeats;
 using detail::kQuietFromTabs;
-using detail::make;
+using detail::add;
 
 wire::Frame Election::frame(wire::Kind kind) const {
   wire::Frame f;
@@ -18,7 +18,7 @@ wire::Frame Election::frame(wire::Kind kind) const {
   f.lifecycle = lifecycle_;
   f.app_version = config_.app_version;
   f.start_ms = config_.start_ms > 0 ? static_cast<uint64_t>(config_.start_ms) : 0;
-  f.tick_seq = tick_seq_;
+  f.tick_seq = timer_step_ || config_.mutations.answer_shows_tick ? tick_seq_ : shown_tick_seq_;
   f.refresh_ms = static_cast<uint32_t>(std::min<double>(refresh_ms(), UINT32_MAX));
   f.observes_only = observes_only();
   f.capabilities = config_.capabilities;
@@ -30,15 +30,24 @@ wire::Frame Election::frame(wire::Kind kind) const {
   return f;
 }
 
-void Election::send(wire::Frame f, Effects& out) {
+void Election::send(const wire::Frame& f, Effects& out) {
   ++metrics_.frames_sent;
-  Effect e = make(EffectKind::broadcast, "");
-  e.bytes = wire::encode(f);
-  out.push_back(e);
+  if (timer_step_) shown_tick_seq_ = std::max(shown_tick_seq_, f.tick_seq);
+  add(out, EffectKind::broadcast, {}).bytes = wire::encode(f);
+}
+
+void Election::send(wire::Kind kind, Effects& out) { send(frame(kind), out); }
+
+void Election::send_abdicate_request(const Resource& r, Effects& out) {
+  wire::Frame req = frame(wire::Kind::abdicate_request);
+  req.subject = r.name;
+  req.target = r.leader;
+  send(req, out);
+  ++metrics_.abdicate_requests_sent;
 }
 
 void Election::send_heartbeat(double now, Effects& out) {
-  send(frame(wire::Kind::heartbeat), out);
+  send(wire::Kind::heartbeat, out);
   heartbeat_due_ms_ = now + config_.heartbeat_ms;
   presence_due_ms_ = now + refresh_ms();
 }
@@ -84,7 +93,7 @@ bool Election::observes_only() const {
 
 // Before its hello the tab has told nothing: the hello says it.
 void Election::announce_observing(bool before, Effects& out) {
-  if (said_hello_ && observes_only() != before) send(frame(wire::Kind::presence), out);
+  if (said_hello_ && observes_only() != before) send(wire::Kind::presence, out);
 }
 
 }  // namespace baton

@@ -32,15 +32,23 @@ unsigned long long number(std::string_view digits) {
   return v;
 }
 
+// Where `ch` is in `s` from `from` on, else s.size(). A plain loop: string_view::find
+// brings libc's word-at-a-time memchr into the wasm, 256 B for strings of a few bytes.
+size_t position(std::string_view s, char ch, size_t from = 0) {
+  while (from < s.size() && s[from] != ch) ++from;
+  return from;
+}
+
+// A part one version has and the other has not compares as this ("1" == "1.0").
+constexpr std::string_view kMissingPart = "0";
+
 // Compares dot-separated parts: numbers as numbers, below text, text as text.
 int compare_parts(std::string_view a, std::string_view b) {
   size_t i = 0, j = 0;
   while (i < a.size() || j < b.size()) {
-    size_t ie = a.find('.', i), je = b.find('.', j);
-    if (ie == std::string_view::npos) ie = a.size();
-    if (je == std::string_view::npos) je = b.size();
-    std::string_view pa = i < a.size() ? a.substr(i, ie - i) : "0";
-    std::string_view pb = j < b.size() ? b.substr(j, je - j) : "0";
+    size_t ie = position(a, '.', i), je = position(b, '.', j);
+    std::string_view pa = i < a.size() ? a.substr(i, ie - i) : kMissingPart;
+    std::string_view pb = j < b.size() ? b.substr(j, je - j) : kMissingPart;
     bool na = all_digits(pa);
     bool nb = all_digits(pb);
     // Numeric parts compare as numbers and rank below textual parts, which compare as
@@ -65,10 +73,10 @@ int compare_parts(std::string_view a, std::string_view b) {
 
 // As in semver, a pre-release ("2.0.0-rc.1") ranks below its release ("2.0.0").
 int compare_versions(std::string_view a, std::string_view b) {
-  size_t da = a.find('-'), db = b.find('-');
+  size_t da = position(a, '-'), db = position(b, '-');
   int core = compare_parts(a.substr(0, da), b.substr(0, db));
   if (core != 0) return core;
-  bool pa = da != std::string_view::npos, pb = db != std::string_view::npos;
+  bool pa = da < a.size(), pb = db < b.size();
   if (pa != pb) return pa ? -1 : 1;
   return pa ? compare_parts(a.substr(da + 1), b.substr(db + 1)) : 0;
 }

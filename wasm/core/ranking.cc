@@ -29,7 +29,7 @@ Version Election::newest_app_version(const Resource& r, double now) const {
     CandidateView v = view_of(c, now);
     Policy p = r.policy;
     p.newest_app_only = false;
-    if (is_eligible(v, p, r.name, "") && compare_versions(c.app_version, newest) > 0) newest = c.app_version;
+    if (is_eligible(v, p, r.name, {}) && compare_versions(c.app_version, newest) > 0) newest = c.app_version;
   }
   return newest;
 }

@@ -43,6 +43,10 @@ export { createLockManager, createChannelHub, createStorage, createIndexedDB };
  *   and its requests are never answered. Code already running in the tab is not
  *   stopped; it just can no longer reach the other tabs, except through
  *   `localStorage`. The id can then be used for a new tab.
+ * @property {() => void} freezeStorage Holds this tab's IndexedDB answers and `complete`
+ *   events until `thawStorage()`, as for a frozen page (see `createIndexedDB`); its channel
+ *   messages are still delivered, as in Chromium.
+ * @property {() => void} thawStorage Delivers what `freezeStorage()` held.
  */
 
 /**
@@ -90,6 +94,12 @@ export function createBrowser(options) {
       BroadcastChannel,
       localStorage,
       indexedDB: idb ? idb.indexedDB : null,
+      freezeStorage() {
+        idb?.freeze();
+      },
+      thawStorage() {
+        idb?.thaw();
+      },
       crash() {
         if (crashed) return;
         crashed = true;

@@ -9,7 +9,9 @@
  * failed request (`add` of a key that exists: `ConstraintError`) fires `error` at the
  * request, then aborts the transaction unless its handler called `preventDefault()` (and
  * the transaction was not told to `commit()`: such a one aborts on any failed request, as
- * in browsers). Values are stored as structured clones.
+ * in browsers). Values are stored as structured clones. A client (a tab) can be frozen: its
+ * page then handles no event until it thaws, so a transaction that waits on it (one not told
+ * to `commit()`) holds the store, and every transaction queued behind it, as in Chromium.
  *
  * Not simulated: indexes, cursors, key ranges, `delete`, versionchange between
  * connections, quotas.
@@ -51,7 +53,11 @@ function encodeKey(key) {
  *
  * `client()` gives one tab its own view of the same databases, which `crash()` ends as a
  * renderer crash does: the tab's running transaction is rolled back, its queued ones are
- * dropped, and nothing it asks for afterwards is ever answered.
+ * dropped, and nothing it asks for afterwards is ever answered. `freeze()` holds the answers
+ * and the `complete` events for the tab's page until `thaw()`: a transaction told to
+ * `commit()` still completes (it waits for nothing from the page), any other one waits, and
+ * one the page aborts meanwhile (from a message handler, which a frozen page still runs)
+ * frees the store at once, its held answers dropped.
  */
 export function createIndexedDB() {
   const databases = new Map(); // name -> {version, stores: Map<store, Map<key, value>>, previous: Map}
@@ -66,6 +72,8 @@ export function createIndexedDB() {
   const request = (source) => ({ result: undefined, error: null, source, onsuccess: null, onerror: null });
   // Stores are maps over an encoding of the key: array keys compare by value, as in IndexedDB.
   const slot = (key) => encodeKey(key);
+  // What reaches a client's page: held while the client is frozen.
+  const toPage = (client, fn) => (client.frozen ? client.held.push(fn) : fn());
 
   /** Runs `fn` now, or parks it while the store hangs. */
   function whenAnswering(fn) {
@@ -182,7 +190,7 @@ export function createIndexedDB() {
         if (!next) {
           this.done = true;
           stats.committed += 1;
-          this.oncomplete?.({ target: this });
+          toPage(this.client, () => this.oncomplete?.({ target: this }));
           finish();
           return;
         }
@@ -208,10 +216,20 @@ export function createIndexedDB() {
           return;
         }
         next.req.result = result;
-        next.req.onsuccess?.({ target: next.req });
+        const answer = () => next.req.onsuccess?.({ target: next.req });
         // Told to commit: no trip back to the page to find that nothing more comes.
-        if (this.committing && this.ops.length === 0) step();
-        else later(step);
+        const onward = () => (this.committing && this.ops.length === 0 ? step() : later(step));
+        if (this.committing) {
+          toPage(this.client, answer);
+          onward();
+        } else {
+          // The page may make more requests in its handler: the transaction waits for it.
+          toPage(this.client, () => {
+            if (this.done) return; // aborted meanwhile: the answer is never delivered
+            answer();
+            onward();
+          });
+        }
       };
       step();
       return undefined;
@@ -294,12 +312,25 @@ export function createIndexedDB() {
   }
 
   return {
-    /** The factory of a client that never crashes (one per store). */
-    indexedDB: factoryFor({ crashed: false }),
-    /** A tab's own factory over the same databases, and `crash()` to end its part in them. */
+    /** The factory of a client that never crashes nor freezes (one per store). */
+    indexedDB: factoryFor({ crashed: false, frozen: false, held: [] }),
+    /**
+     * A tab's own factory over the same databases, `crash()` to end its part in them, and
+     * `freeze()`/`thaw()` to hold what reaches its page meanwhile.
+     */
     client() {
-      const client = { crashed: false };
-      return { indexedDB: factoryFor(client), crash: () => crash(client) };
+      const client = { crashed: false, frozen: false, held: [] };
+      return {
+        indexedDB: factoryFor(client),
+        crash: () => crash(client),
+        freeze() {
+          client.frozen = true;
+        },
+        thaw() {
+          client.frozen = false;
+          for (const fn of client.held.splice(0)) later(fn);
+        },
+      };
     },
     /**
      * Injects `failure` until `fail(false)` (see above); `true` means `'error'`.

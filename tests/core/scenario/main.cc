@@ -34,6 +34,7 @@ bool read(const std::string& path, std::string& text) {
 
 bool set_mutation(const std::string& name, baton::Mutations& m) {
   if (name == "claimant-waits-suspect") m.claimant_waits_suspect = true;
+  else if (name == "answer-shows-tick") m.answer_shows_tick = true;
   else return false;
   return true;
 }
@@ -122,7 +123,7 @@ int main(int argc, char** argv) {
   if (mutated ? expect.empty() || rewrite : !expect.empty()) usage = true;
   if (files.empty() || usage) {
     std::fprintf(stderr, "usage: baton_scenarios [--rewrite] FILE...\n"
-                         "       baton_scenarios --mutation claimant-waits-suspect --expect TEXT FILE...\n");
+                         "       baton_scenarios --mutation claimant-waits-suspect|answer-shows-tick --expect TEXT FILE...\n");
     return 2;
   }
   int failed = 0;

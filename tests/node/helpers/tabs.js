@@ -24,7 +24,8 @@ export async function waitFor(predicate, { timeoutMs = 10000, what = String(pred
  * One simulated tab: `env` is what tab-baton's `env` option takes.
  * - `crash()`: locks vanish, the channel goes silent, timers stop (no more code runs).
  * - `freeze()` / `thaw()`: timers stop / resume (late ones fire at thaw); with
- *   `{deaf: true}` incoming messages are held too.
+ *   `{deaf: true}` incoming messages are held too, with `{storage: true}` the tab's own
+ *   IndexedDB answers (as in a frozen page; messages are still handled).
  * - `fire(target, type, props)`: dispatches a lifecycle event at 'document' or 'window'.
  * With `clock` (helpers/virtual-clock.js), the tab's time and timers are that clock's.
  */
@@ -91,12 +92,14 @@ export function openTab(browser, id, { indexedDB, hidden = false, clock } = {}) 
       pending.clear();
       tab.crash();
     },
-    freeze({ deaf = false } = {}) {
+    freeze({ deaf = false, storage = false } = {}) {
       state = 'frozen';
       if (deaf) for (const channel of channels) browser.hub.pause(channel);
+      if (storage) tab.freezeStorage();
     },
     thaw() {
       state = 'running';
+      tab.thawStorage();
       for (const channel of channels) browser.hub.resume(channel);
       const due = [...paused.values()];
       paused.clear();
