@@ -306,6 +306,8 @@ export interface GlueCounters {
   lockErrors: number;
   /** Steals not made because the lock was held by code that is not Baton (a compatibility API's lock name). */
   foreignHolderWaits: number;
+  /** Times the marker lock of a held lock was taken from this tab by other code; it asks for it again. */
+  markersLost: number;
   /** Malformed messages dropped on the side channel of `createLeaderElection`. */
   droppedSideMessages: number;
   epochAllocations: number;

@@ -139,7 +139,7 @@ class Writer {
   bool ok_ = true;
 };
 
-constexpr uint8_t kEventKinds = static_cast<uint8_t>(EventKind::fence_check) + 1;
+constexpr uint8_t kEventKinds = static_cast<uint8_t>(EventKind::epoch_read) + 1;
 constexpr uint8_t kAuthorities = 3;
 
 LeaseRecord read_lease(Reader& r) {
@@ -212,6 +212,7 @@ bool read_event(Reader& r, Event& e) {
       e.lease = read_lease(r);
       break;
     case EventKind::fence_check:
+    case EventKind::epoch_read:
       e.resource = r.text<ResourceName>();
       e.epoch = r.epoch();
       break;

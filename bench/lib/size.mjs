@@ -19,11 +19,15 @@ export const TARGET_GZIP = 20 * 1024;
  * memchr and strlen, effects and frames made once, push_back without a shift) and the
  * runtime's JS 74 B. Raised by 125 B for a frozen page (idb.js: storage deadlines also
  * kept in message handlers; the core: a frame shows only the ticks the timer's own frames
- * showed). Raised by 25 B, to 32 929 B measured plus a few bytes, for the start-up order
- * (createBaton starts the core's load first; the lock manager's probe waits for lead()'s
- * requests) and a first visit's epoch in one trip.
+ * showed). Raised by 185 B for what a hostile same-origin page must not break (33 106 B
+ * measured): the counter's read reaching the core as a confirmed floor (epoch_read), a
+ * holder asking again for a marker lock taken from it, and epochs that end at 2^40 - 1
+ * under Web Locks and the lease (a store raised there makes degraded terms, not forged ones).
+ * Raised by 40 B, to 33 147 B measured plus a few bytes, for the start-up order (createBaton
+ * starts the core's load first; the lock manager's probe waits for lead()'s requests) and a
+ * first visit's epoch in one trip.
  */
-export const BUDGET_GZIP = 32950;
+export const BUDGET_GZIP = 33150;
 
 /** An app that uses only createBaton, as its author would write it. */
 export const APP_SOURCE = `import { createBaton } from 'tab-baton';

@@ -221,6 +221,7 @@ class Baton {
       locksLost: 0,
       lockErrors: 0,
       foreignHolderWaits: 0,
+      markersLost: 0,
       droppedSideMessages: 0,
       epochAllocations: 0,
       epochsNotDurable: 0,
@@ -272,7 +273,14 @@ class Baton {
         })
       : null;
     const health = new StorageHealth(database !== null);
-    const epochs = new EpochStore({ localStorage: env.localStorage, database, key: names.epochKey, health, counters });
+    const epochs = new EpochStore({
+      localStorage: env.localStorage,
+      database,
+      key: names.epochKey,
+      health,
+      counters,
+      read: (resource, top) => this.runtime_?.epochRead(resource, top),
+    });
     return { database, health, epochs };
   }
 

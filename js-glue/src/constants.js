@@ -140,6 +140,7 @@ export const EVENT_KIND_DISPOSE = 16;
 export const EVENT_KIND_LEASE_ABORTED = 17;
 export const EVENT_KIND_LEASE_READ = 18;
 export const EVENT_KIND_FENCE_CHECK = 19;
+export const EVENT_KIND_EPOCH_READ = 20;
 export const EVENT_KIND_NAMES = [
   'tick',
   'message',
@@ -161,6 +162,7 @@ export const EVENT_KIND_NAMES = [
   'lease-aborted',
   'lease-read',
   'fence-check',
+  'epoch-read',
 ];
 
 /** EffectKind in wasm/core/election.h. */

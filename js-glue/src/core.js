@@ -27,6 +27,7 @@ import {
   EFFECT_KIND_LOCK_REQUEST,
   EFFECT_KIND_NAMES,
   EVENT_KIND_EPOCH_ALLOCATED,
+  EVENT_KIND_EPOCH_READ,
   EVENT_KIND_FENCE_CHECK,
   EVENT_KIND_JOIN,
   EVENT_KIND_LEASE_READ,
@@ -457,6 +458,14 @@ export class Core {
     str(resource);
     f64(epoch);
     u8(durable ? 1 : 0);
+    return this.run();
+  }
+
+  /** The epoch counter of `resource`, read outside an allocation: a confirmed floor. */
+  epochRead(now, resource, epoch) {
+    if (!this.event(EVENT_KIND_EPOCH_READ, now)) return NO_EFFECTS;
+    str(resource);
+    f64(epoch);
     return this.run();
   }
 

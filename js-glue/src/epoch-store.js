@@ -68,9 +68,12 @@ export class EpochStore {
    * @param {(resource: string) => string} deps.key localStorage key of a resource's counter
    * @param {import('./storage-health.js').StorageHealth} deps.health
    * @param {Record<string, number>} deps.counters glue counters
+   * @param {(resource: string, top: number) => void} deps.read a top read from the store
+   *   (joining, or on hearing of a newer term): the core takes it as a confirmed floor, so
+   *   that a leader whose epoch is far above 0 is not taken for a forger
    */
-  constructor({ localStorage, database, key, health, counters }) {
-    Object.assign(this, { localStorage, database, key, health, counters });
+  constructor({ localStorage, database, key, health, counters, read }) {
+    Object.assign(this, { localStorage, database, key, health, counters, read });
     /** resource -> the highest epoch this tab issued or read (durable or not). */
     this.known = new Map();
     /** resource -> the localStorage mirror, read when joining (off the grant path). */
@@ -144,7 +147,9 @@ export class EpochStore {
       })
       .then(() => {
         // An implausible counter is no top: the next allocation reads it and reports it.
-        if (top !== null && !(this.top.get(resource) >= top)) this.top.set(resource, top);
+        if (top === null) return;
+        if (!(this.top.get(resource) >= top)) this.top.set(resource, top);
+        if (top > 0) this.read(resource, top);
       }, () => {})
       .then(() => {
         const again = this.reading.get(resource);
@@ -230,7 +235,7 @@ export class EpochStore {
         // before the database is open finds the top it learnt meanwhile. An open of this tab
         // that created the store (a first visit) saw every top at 0.
         b = this.top.get(resource) ?? (this.database.createdEpochs ? 0 : undefined);
-        after = tries > 0 && b !== undefined && Math.max(known, this.claimed.get(resource) ?? 0) <= b ? b : null;
+        after = tries > 0 && b !== undefined && b + 1 < PLAUSIBLE_EPOCH && Math.max(known, this.claimed.get(resource) ?? 0) <= b ? b : null;
         next = b + 1;
         const write = (top, how) => {
           const claim = epochs[how](next, successorKey(resource, top));
@@ -245,7 +250,8 @@ export class EpochStore {
           stored = storedEpoch(get.result);
           if (after !== null || stored === null) return;
           next = Math.max(stored, known) + 1;
-          write(stored, 'put');
+          // The epochs are used up (a store raised to the bound): none is written or issued.
+          if (next < PLAUSIBLE_EPOCH) write(stored, 'put');
         };
         if (after !== null) write(after, 'add');
       })
@@ -286,7 +292,7 @@ export class EpochStore {
         // may have been issued; the counter is now `next`, lower (see the module comment).
         // Either way the term's epoch is above the counter found, but not durable. An
         // implausible counter (corrupt or forged) is inconsistent too, never read as 0.
-        if (stored === null || stored < committed || (after !== null && stored > after)) {
+        if (stored === null || stored < committed || (after !== null && stored > after) || next >= PLAUSIBLE_EPOCH) {
           this.health.inconsistent();
           this.top.delete(resource);
           return this.notDurable(resource, stored === null ? Math.max(known, after ?? 0) : Math.max(next - 1, stored));

@@ -223,6 +223,11 @@ export class Runtime {
     this.step((core, now) => core.join(now, resource, policy));
   }
 
+  /** The epoch counter of `resource`, read from the store off the grant path (EpochStore.readTop). */
+  epochRead(resource, epoch) {
+    this.step((core, now) => core.epochRead(now, resource, epoch));
+  }
+
   /**
    * A lock was granted: its epoch's transaction begins now, in the grant's task, before the
    * core steps the grant (or, for a request made before the core was loaded, while it

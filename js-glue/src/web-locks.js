@@ -58,7 +58,8 @@ export class WebLocks {
    * @param {any} locks `navigator.locks`
    * @param {(resource: string) => string} lockName
    * @param {(kind: number, resource: string) => void} report an EVENT_KIND_LOCK_* (constants.js)
-   * @param {Record<string, number>} counters glue counters (staleGrants, locksLost, lockErrors, foreignHolderWaits)
+   * @param {Record<string, number>} counters glue counters (staleGrants, locksLost, lockErrors, foreignHolderWaits,
+   *   markersLost)
    * @param {(resource: string) => string} markerName the marker lock of a holder of our
    *   wire version
    * @param {object} probe
@@ -209,27 +210,46 @@ export class WebLocks {
 
   /**
    * Holds the marker lock while `req` holds the lock. Taken with `steal`: only the lock's
-   * holder asks for it, so any other holder of the marker is a stale tab. Its loss is
-   * not reported (the lock itself says when leadership is lost).
+   * holder asks for it, so any other holder of the marker is a stale tab. Its loss does not
+   * end leadership (the lock itself says when that is lost), but a marker taken from us
+   * while we hold the lock (by same-origin code: a stale tab of ours lost the lock first) is
+   * asked for again, in the queue: held by no one, it would make every other tab take us for
+   * code it cannot hear and never replace us once we stall. Counted in `markersLost`.
    */
   mark(resource, req) {
     let unmark = null;
     let cancelled = false;
+    let held = false;
+    let queued = null;
     req.unmark = () => {
       cancelled = true;
+      queued?.abort();
       unmark?.();
     };
-    const marked = () =>
-      cancelled
-        ? undefined
-        : new Promise((resolve) => {
-            unmark = resolve;
-          });
-    try {
-      Promise.resolve(this.locks.request(this.markerName(resource), { steal: true }, marked)).catch(() => {});
-    } catch {
-      // A non-conforming implementation: without the marker, others only wait for us.
-    }
+    const marked = () => {
+      if (cancelled) return undefined;
+      held = true;
+      return new Promise((resolve) => {
+        unmark = resolve;
+      });
+    };
+    const ask = (options) => {
+      try {
+        Promise.resolve(this.locks.request(this.markerName(resource), options, marked)).catch(() => {
+          // Not taken from us unless it was held (a request that fails is not asked again).
+          if (cancelled || !held) return;
+          held = false;
+          this.counters.markersLost += 1;
+          // In the queue, not by steal: whoever took it gets no steal war, and while it
+          // holds the marker, the tabs that find us stalled replace us as they should.
+          queued = new AbortController();
+          ask({ signal: queued.signal });
+        });
+      } catch {
+        // A non-conforming implementation: without the marker, others only wait for us.
+      }
+    };
+    ask({ steal: true });
   }
 
   /**

@@ -162,6 +162,31 @@ TEST_CASE("claims: the plausibility bound is inclusive and applies with no epoch
   CHECK(a.view("ws").leader == "m");
 }
 
+TEST_CASE("claims: the counter read when joining is a confirmed floor; far above 0, the leader is followed") {
+  // Epochs far above 0: a long-lived origin, or a counter a same-origin page raised once.
+  const uint64_t top = uint64_t{5} << 20;
+  Election f(config("f"));
+  f.step(event(EventKind::join, 0, "ws"));
+  Event read = event(EventKind::epoch_read, 1, "ws");
+  read.epoch = top;
+  f.step(read);
+  deliver(f, 10, claim("a", "ws", top + 1));
+  CHECK(f.metrics().dropped_forged_epoch == 0);
+  CHECK(f.view("ws").leader == "a");
+  // The bound now counts from the counter read, and 2^40 is still forged.
+  deliver(f, 20, claim("m", "ws", top + (uint64_t{1} << 20) + 1));
+  read.epoch = uint64_t{1} << 40;
+  f.step(read);
+  deliver(f, 30, claim("m", "ws", uint64_t{1} << 40));
+  CHECK(f.metrics().dropped_forged_epoch == 2);
+  CHECK(f.view("ws").leader == "a");
+  // The floor the store is asked to exceed is the counter read.
+  auto fx = f.step(event(EventKind::lock_granted, 40, "ws"));
+  const Effect* alloc = find(fx, EffectKind::allocate_epoch);
+  REQUIRE(alloc);
+  CHECK(alloc->epoch == top);
+}
+
 TEST_CASE("claims: a claim never moves the durable floor the store is asked for") {
   Election a(config("a"));
   a.step(event(EventKind::join, 0, "ws"));
@@ -473,6 +498,31 @@ TEST_CASE("storage: an answer below an epoch this tab used is a regressed store"
   CHECK(elected->degraded == Degraded::store_regressed);
   CHECK(elected->epoch == 8);
   CHECK(a.degradation() == Degraded::store_regressed);
+}
+
+TEST_CASE("storage: epochs end below 2^40; a store at the bound starts degraded terms at 2^40 - 1") {
+  const uint64_t last = (uint64_t{1} << 40) - 1;
+  // A durable answer at the bound (a store raised there), and a made-up term above a claim of
+  // the last epoch: both would be heard by no one.
+  for (bool durable : {true, false}) {
+    CAPTURE(durable);
+    Election a(config("a"));
+    a.step(event(EventKind::join, 0, "ws"));
+    Event read = event(EventKind::epoch_read, 1, "ws");
+    read.epoch = last;
+    a.step(read);
+    deliver(a, 2, claim("b", "ws", last));
+    a.step(event(EventKind::lock_granted, 3, "ws"));
+    Event done = event(EventKind::epoch_allocated, 4, "ws");
+    done.epoch = durable ? last + 1 : 5;
+    done.durable = durable;
+    auto fx = a.step(done);
+    const Effect* elected = find(fx, EffectKind::elected);
+    REQUIRE(elected);
+    CHECK(elected->epoch == last);
+    CHECK(elected->degraded == (durable ? Degraded::store_regressed : Degraded::not_durable));
+    CHECK(a.degradation() == elected->degraded);
+  }
 }
 
 TEST_CASE("storage: a hung store degrades the term instead of wedging the lock holder") {

@@ -76,6 +76,27 @@ TEST_CASE("lease: a new term goes above the epoch counter read beside the record
   CHECK(lease_read(d, "ws", LeaseRecord{}, 1, 1, 7).epoch == 8);
 }
 
+TEST_CASE("lease: epochs end below 2^40; a new term on a store raised to the bound repeats the last, degraded") {
+  const uint64_t last = (uint64_t{1} << 40) - 1;
+  // An expired record at the last epoch (or a counter there), written by a store raised to it.
+  for (bool by_record : {true, false}) {
+    CAPTURE(by_record);
+    Election b(config("b", Authority::lease));
+    b.step(event(EventKind::join, 0, "ws"));
+    LeaseRecord taken = lease_read(b, "ws", by_record ? record("a", last, -10000) : LeaseRecord{}, 1, 1, by_record ? 0 : last);
+    REQUIRE(taken.present);
+    CHECK(taken.epoch == last);
+    Event result = event(EventKind::lease_result, 2, "ws");
+    result.lease = taken;
+    auto fx = b.step(result);
+    const Effect* elected = find(fx, EffectKind::elected);
+    REQUIRE(elected);
+    CHECK(elected->epoch == last);
+    CHECK(elected->degraded == Degraded::store_regressed);
+    CHECK(b.degradation() == Degraded::store_regressed);
+  }
+}
+
 TEST_CASE("lease: a renewal keeps its term's epoch, whatever the counter says") {
   Election a(config("a", Authority::lease));
   LeaseRecord rec = lease_lead(a, 0);

@@ -113,7 +113,7 @@ function storeOver(factory, namespace = 'one-trip') {
   const counters = { epochAllocations: 0, epochsNotDurable: 0, storageErrors: 0, leaseTransactions: 0, leaseFailures: 0 };
   const database = new Database({ indexedDB: factory, name: `baton/${namespace}`, timeoutMs: 2500, now: () => performance.now(), setTimeout, clearTimeout, refused: () => {} });
   const health = new StorageHealth(true);
-  const epochs = new EpochStore({ localStorage: null, database, key: (r) => `epoch/${r}`, health, counters });
+  const epochs = new EpochStore({ localStorage: null, database, key: (r) => `epoch/${r}`, health, counters, read: () => {} });
   return { epochs, database, health, counters };
 }
 

@@ -24,7 +24,7 @@ function setup() {
       return new Promise((resolve) => { answer = resolve; });
     },
   };
-  const counters = { staleGrants: 0, locksLost: 0, lockErrors: 0, foreignHolderWaits: 0 };
+  const counters = { staleGrants: 0, locksLost: 0, lockErrors: 0, foreignHolderWaits: 0, markersLost: 0 };
   const web = new WebLocks(locks, (r) => `lock/${r}`, () => {}, counters, (r) => `lock/${r}/w2`, probe);
   return { web, requests, probes, answerProbe: () => answer(null), counters };
 }

@@ -24,6 +24,7 @@ const char* to_string(EventKind k) {
     case EventKind::lease_aborted: return "lease-aborted";
     case EventKind::lease_read: return "lease-read";
     case EventKind::fence_check: return "fence-check";
+    case EventKind::epoch_read: return "epoch-read";
   }
   return "?";
 }

@@ -1246,7 +1246,8 @@ std::string World::describe(const Event& e) const {
       break;
     case EventKind::lease_read:
     case EventKind::lease_result: s += describe(e.lease); break;
-    case EventKind::fence_check: s += " epoch " + std::to_string(e.epoch); break;
+    case EventKind::fence_check:
+    case EventKind::epoch_read: s += " epoch " + std::to_string(e.epoch); break;
     case EventKind::lifecycle: s += std::string(" ") + to_string(e.lifecycle); break;
     default: break;
   }

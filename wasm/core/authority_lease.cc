@@ -177,7 +177,9 @@ void Election::on_lease_read(Resource& r, const LeaseRecord& current, uint64_t c
       rec.owner = config_.id;
       rec.generation = config_.generation;
       uint64_t floor = std::max(config_.mutations.trust_claims ? r.max_epoch : r.floor_epoch, counter);
-      rec.epoch = continuing ? current.epoch : std::max(current.epoch, floor) + 1;
+      // Epochs end below kPlausibleEpoch (see finish_candidacy): on a store raised to the
+      // bound, a new term repeats the last epoch, and on_lease_result says that it may.
+      rec.epoch = continuing ? current.epoch : std::min(std::max(current.epoch, floor) + 1, kPlausibleEpoch - 1);
       rec.expires_ms = last_wall_ms_ + config_.lease_ms;
       rec.takeover_ms = last_wall_ms_ + lease_silence_ms();
       break;
@@ -305,6 +307,10 @@ void Election::on_lease_result(Resource& r, const LeaseRecord& rec, double now, 
       // A record at or below a claimed term: the lease store lost records (cleared) or
       // the claim is forged. The term runs, but says that its epoch may repeat.
       Degraded why = rec.epoch <= claimed && !claims_decide() ? Degraded::behind_claim : Degraded::none;
+      if (why == Degraded::none && rec.epoch >= kPlausibleEpoch - 1) {
+        why = degraded_ = Degraded::store_regressed;  // the last epoch: it may repeat
+        ++metrics_.storage_failures;
+      }
       become_leader(r, rec.epoch, Reason::lease_acquired, why, now, out);
     }
   } else {

@@ -81,6 +81,9 @@ void Election::step(const Event& e, Effects& out) {
     case EventKind::epoch_allocated:
       if (r) on_epoch_allocated(*r, e.epoch, e.durable, now, out);
       break;
+    case EventKind::epoch_read:
+      if (r) on_epoch_read(*r, e.epoch);
+      break;
     case EventKind::lease_read:
       if (r) on_lease_read(*r, e.lease, e.epoch, now, out);
       break;

@@ -164,6 +164,7 @@ class Election {
   void on_lock_granted(Resource& r, double now, Effects& out);
   void on_lock_lost(Resource& r, double now, Effects& out);
   void on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, double now, Effects& out);
+  void on_epoch_read(Resource& r, uint64_t epoch);
   void on_lease_read(Resource& r, const LeaseRecord& current, uint64_t counter, double now, Effects& out);
   void on_lease_result(Resource& r, const LeaseRecord& rec, double now, Effects& out);
   void on_lease_aborted(Resource& r, double now);

@@ -87,6 +87,15 @@ void Election::on_epoch_allocated(Resource& r, uint64_t epoch, bool durable, dou
   finish_candidacy(r, std::max(epoch, r.floor_epoch + 1), why, now, out);
 }
 
+// The counter read outside an allocation: an epoch the store issued, so a confirmed floor
+// like one this tab committed. Without it a tab that joins where epochs are more than
+// kMaxEpochJump above 0 (a long-lived origin, or a counter a same-origin page raised once)
+// would drop the healthy leader's claims as forged, find no leader, and steal its lock; and
+// so would every tab that joins after it.
+void Election::on_epoch_read(Resource& r, uint64_t epoch) {
+  if (epoch < kPlausibleEpoch) r.floor_epoch = std::max(r.floor_epoch, epoch);
+}
+
 void Election::finish_candidacy(Resource& r, uint64_t epoch, Degraded degraded, double now, Effects& out) {
   r.reallocated = false;
   // The epoch this tab stands behind becomes its confirmed floor. An epoch no store vouched
@@ -94,9 +103,22 @@ void Election::finish_candidacy(Resource& r, uint64_t epoch, Degraded degraded, 
   // this tab never led: such a term starts above every term this tab heard of, claims
   // included, so that receivers still see a newer term. Claims are hints, so the floor
   // (what the store is asked to exceed) does not follow them.
-  r.floor_epoch = std::max(r.floor_epoch, epoch);
   bool made_up = degraded == Degraded::not_durable || degraded == Degraded::storage_timeout;
   uint64_t term = made_up ? std::max(epoch, r.max_epoch + 1) : epoch;
+  // Epochs end below kPlausibleEpoch: every tab takes a claim at or above it for forged, so
+  // a term there would lead no one, and the others would steal the lock. Only a store moved
+  // up to it (corrupt, or raised by same-origin code) gets here: the term repeats the last
+  // epoch, and says that it may.
+  if (term >= kPlausibleEpoch) {
+    term = kPlausibleEpoch - 1;
+    epoch = std::min(epoch, term);
+    if (degraded == Degraded::none) {
+      degraded = Degraded::store_regressed;
+      ++metrics_.storage_failures;
+    }
+    degraded_ = degraded;
+  }
+  r.floor_epoch = std::max(r.floor_epoch, epoch);
   r.max_epoch = std::max(r.max_epoch, term);
   bool live_leader = !r.leader.empty() && r.leader != config_.id && !leader_silent(r, now, config_.suspect_ms);
   // A named successor does not yield to other candidates: the last leader chose it.

@@ -56,6 +56,9 @@ enum class EventKind : uint8_t {
                         // write are one transaction, atomic against the other tabs'
   fence_check,          // a guarded effect of term `epoch` (0: no term) asks this tab's fence
                         // whether it may run on `resource`; the step answers with fence_verdict
+  epoch_read,           // the epoch counter of `resource`, read outside an allocation (when
+                        // joining, or on hearing of a newer term): `epoch`, the highest the
+                        // store issued
 };
 
 struct Event {
