@@ -142,7 +142,10 @@ export async function launchBrowser({ args = [], timeoutMs = 45000 } = {}) {
       browserCdp.send('Browser.getWindowForTarget', { targetId }),
     ]);
     const { cdp } = await sessionOf(page);
-    await page.waitForLoadState(waitUntil, { timeout: timeoutMs });
+    // A new target starts on about:blank, whose load state may be the one seen here, before
+    // url's document has run a line: wait for url's document itself.
+    if (url === 'about:blank') await page.waitForLoadState(waitUntil, { timeout: timeoutMs });
+    else await page.waitForURL((u) => u.href !== 'about:blank', { waitUntil, timeout: timeoutMs });
     const tab = { page, cdp, targetId, windowId, url, browserCdp };
     openTabs.add(tab);
     page.once('close', () => openTabs.delete(tab));
