@@ -578,7 +578,7 @@ export interface LeadershipSnapshot {
 export interface BatonTestHooks {
   readonly id: string;
   presenceSnapshot(): PresenceEntry[];
-  /** null once the Baton is disposed; a resource this tab does not lead reads as a follower that knows no leader. */
+  /** null until the core is loaded and once the Baton is disposed; a resource this tab has not joined reads as a follower that knows no leader. */
   leadershipState(resource: string): LeadershipSnapshot | null;
   forceElection(resource: string): void;
   /** Lifecycle `frozen` and the timer stopped; `{event: false}` stops the timer only. */
