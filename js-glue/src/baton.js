@@ -131,10 +131,6 @@ function makeBaton(where, options, lockName, leaseFallback) {
     throw new TypeError(`${where}: option "testHooks" needs the hooks enabled first: import { enableTestHooks } from 'tab-baton' and call enableTestHooks()`);
   }
   const seed = numberOption(where, o, 'seed', { fallback: undefined, integer: true, max: 2 ** 32 - 1 }) ?? randomSeed();
-  // The core's load first: its chain (fetch, compile, instantiate, the first steps) is the
-  // longest a start-up waits for, longer than the lock's or the storage's.
-  load();
-
   const env = resolveEnv(envSource);
   let authority;
   try {
@@ -142,6 +138,9 @@ function makeBaton(where, options, lockName, leaseFallback) {
   } catch (error) {
     throw new TypeError(`${where}: ${error.message}`);
   }
+  // The core's load first, once no option can throw: its chain (fetch, compile, instantiate,
+  // the first steps) is the longest a start-up waits for, longer than the lock's or the storage's.
+  load();
   const reason = authorityReason(env, requested, authority);
   if (isNodeWithoutEnv(env)) warnOnceInNode(`tab-baton: ${where}() in Node without env: ${authority} mode, ${reason}`);
   const baton = new Baton({

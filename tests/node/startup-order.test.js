@@ -60,6 +60,10 @@ test('createBaton starts the core\'s load; lead() requests the lock first, in it
   logWasmReads(t, calls);
   const observed = [];
   const { tabs } = openTabs(2);
+  // A call that throws (an authority this environment lacks) starts nothing.
+  const { locks, ...withoutLocks } = tabs[0].env;
+  assert.throws(() => createBaton({ namespace: 'order', env: withoutLocks, authority: 'web-locks' }), /authority/);
+  assert.deepEqual(calls, [], 'a createBaton that throws does not load the core');
   const baton = createBaton({ namespace: 'order', env: logged(tabs[0].env, calls) });
   t.after(() => baton.dispose());
   // The core's chain (fetch, compile, instantiate, first steps) is the longest: it starts first.
