@@ -29,7 +29,8 @@ export const TALK_LIMITS = {
   errorChars: 2048,
 };
 const KINDS = new Set(['req', 'ack', 'res', 'lead', 'state', 'hello', 'bye']);
-const TERM_KINDS = new Set(['ack', 'res', 'lead', 'state', 'bye']);
+/** Kinds of messages that speak for a term: they carry its epoch, and are believed only from its confirmed leader (talk-confirm.js). */
+export const TERM_KINDS = new Set(['ack', 'res', 'lead', 'state', 'bye']);
 
 /**
  * A size estimate of structured-clone data, in bytes: strings count 2 bytes a character,

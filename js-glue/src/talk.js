@@ -16,7 +16,7 @@ import { RequestTable } from './requests-client.js';
 import { ServeDesk } from './requests-server.js';
 import { StateTracker } from './leader-state.js';
 import { NoLeaderError, RemoteError, RequestError } from './requests-errors.js';
-import { TALK_LIMITS, TALK_PROTOCOL, check, errorData, sizeOf } from './talk-wire.js';
+import { TALK_LIMITS, TALK_PROTOCOL, TERM_KINDS, check, errorData, sizeOf } from './talk-wire.js';
 import { ConfirmGate } from './talk-confirm.js';
 import { reportError, staleOwner } from './errors.js';
 import { booleanOption, numberOption, optionsObject, stringOption } from './options.js';
@@ -24,8 +24,6 @@ import { booleanOption, numberOption, optionsObject, stringOption } from './opti
 const REQUEST_OPTIONS = ['timeoutMs', 'signal', 'id', 'full'];
 /** Default time a request waits for its answer (queued while no leader exists). */
 const DEFAULT_TIMEOUT_MS = 10000;
-/** Kinds of messages that speak for a term: believed only from its confirmed leader (talk-confirm.js). */
-const TERM_KINDS = new Set(['ack', 'res', 'lead', 'state', 'bye']);
 /** A held message of an unconfirmed term is looked at again this often. */
 const HOLD_POLL_MS = 50;
 /** A leader answers hellos with its announcement (and state, up to 64 KiB) at most this often. */
