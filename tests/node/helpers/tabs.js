@@ -95,6 +95,9 @@ export function openTab(browser, id, { indexedDB, hidden = false, clock } = {}) 
     freeze({ deaf = false, storage = false } = {}) {
       state = 'frozen';
       if (deaf) for (const channel of channels) browser.hub.pause(channel);
+      // The browser's own IndexedDB client is the one that freezes: a tab given another
+      // IndexedDB would keep answering, and the test would check nothing.
+      if (storage && indexedDB !== undefined) throw new Error('freeze({storage: true}): this tab was opened with its own indexedDB');
       if (storage) tab.freezeStorage();
     },
     thaw() {
