@@ -9,13 +9,10 @@
 // epoch store alone (js-glue/src mounted at /glue-src/).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { useBrowserFixture } from './fixture.js';
+import { GLUE_SOURCES, useBrowserFixture } from './fixture.js';
 import { uniqueNs, waitFor } from './demo-helpers.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const fixture = useBrowserFixture({ mounts: { '/glue-src/': path.join(root, 'js-glue', 'src') } });
+const fixture = useBrowserFixture({ mounts: GLUE_SOURCES });
 const ROUNDS = 20;
 
 describe('the epoch in one trip, in Chromium', () => {

@@ -9,8 +9,12 @@
 // before the server starts (e.g. to build what `mounts` serves), an `after` registered
 // behind it runs once both are closed (e.g. to print figures).
 import { after, before } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { startServer } from '../../web-demo/server.js';
 import { launchBrowser } from './harness.js';
+
+/** A mount of the glue's sources at /glue-src/, for test pages that import its modules alone. */
+export const GLUE_SOURCES = { '/glue-src/': fileURLToPath(new URL('../../js-glue/src', import.meta.url)) };
 
 /**
  * Registers the `before` and `after` hooks. Options: mounts (extra static mounts of the

@@ -8,14 +8,11 @@
 // tests/browser/pages/frozen-transaction.html runs the glue's Database alone.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { freezeTab, thawTab } from './harness.js';
-import { useBrowserFixture } from './fixture.js';
+import { GLUE_SOURCES, useBrowserFixture } from './fixture.js';
 import { sleep, uniqueNs, waitFor } from './demo-helpers.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const fixture = useBrowserFixture({ mounts: { '/glue-src/': path.join(root, 'js-glue', 'src') } });
+const fixture = useBrowserFixture({ mounts: GLUE_SOURCES });
 // Long enough that the holder is frozen well before its deadline, on a loaded machine too.
 const DEADLINE_MS = 2000;
 
