@@ -18,24 +18,17 @@ bool alive(int state) { return state == 0 || state == 1; }  // running or frozen
 // (the record's expiry is wall time); a healthy one never does.
 constexpr double kRecoveryMs = 5000;
 
-// The timings every simulated tab runs with.
-const Config& timings() {
-  static const Config defaults{};
-  return defaults;
-}
-
 // How long after a cause another tab may still act on it: it judges a leader silent (or
 // hidden) after the suspect timeout, waits its rank's stagger and the steal grace, and
 // the frame that shows otherwise comes at most a heartbeat later.
 double cause_window_ms(const Options& o) {
-  const Config& c = timings();
+  Config c = timings_of(o);
   return c.suspect_ms + o.max_tabs * c.rank_stagger_ms + c.steal_grace_ms + c.heartbeat_ms;
 }
 
 // Broadcast-only's takeover bound after a leader's crash or silent freeze (see
 // World::watch_takeover), the one awaforge documents as takeoverMs + heartbeatMs.
-double takeover_bound_ms() {
-  const Config& c = timings();
+double takeover_bound_ms(const Config& c) {
   return c.suspect_ms + c.heartbeat_ms;
 }
 
@@ -59,8 +52,16 @@ const char* to_string(StorageMode m) {
   return "?";
 }
 
+Config timings_of(const Options& o) {
+  Config c;
+  if (o.heartbeat_ms > 0) c.heartbeat_ms = o.heartbeat_ms;
+  if (o.suspect_ms > 0) c.suspect_ms = o.suspect_ms;
+  return c;
+}
+
 World::World(Options options)
     : opt_(options),
+      timings_(timings_of(options)),
       fault_rng_(options.seed * 0x9E3779B97F4A7C15ull + 17),
       net_rng_(options.seed * 0xD1B54A32D192ED03ull + 29),
       hostile_rng_(options.seed * 0x94D049BB133111EBull + 41),
@@ -167,13 +168,12 @@ void World::check_liveness() {
       report_.longest_leaderless_after_faults_ms = std::max(report_.longest_leaderless_after_faults_ms, gap);
     }
   }
-  // The liveness bounds stated in the README, for the default timings (heartbeat 1 s,
+  // The liveness bounds stated in the README (for the default timings: heartbeat 1 s,
   // suspect 3 s, lease 5 s, steal grace 0.2 s, rank stagger 0.15 s per position).
-  Config defaults;
-  double stagger = opt_.max_tabs * defaults.rank_stagger_ms;
+  double stagger = opt_.max_tabs * timings_.rank_stagger_ms;
   double bound = opt_.authority == Authority::lease
-                     ? defaults.lease_ms + stagger + defaults.heartbeat_ms
-                     : defaults.suspect_ms + defaults.steal_grace_ms + stagger + defaults.heartbeat_ms;
+                     ? timings_.lease_ms + stagger + timings_.heartbeat_ms
+                     : timings_.suspect_ms + timings_.steal_grace_ms + stagger + timings_.heartbeat_ms;
   if (report_.longest_leaderless_after_faults_ms > bound) {
     violation("liveness: no leader for " + std::to_string(report_.longest_leaderless_after_faults_ms) +
               " ms after faults stopped");
@@ -297,7 +297,7 @@ int World::open_tab(const TabSpec& spec) {
   t->visible = spec.visible;
   // Its page loaded a while before it opens here, and no two tabs' monotonic clocks agree.
   t->mono_origin_ms = clock_ms_ - 100.0 * static_cast<double>(t->instance);
-  Config c;
+  Config c = timings_;
   c.id = t->id;
   c.authority = opt_.authority;
   c.start_ms = wall_now();
@@ -620,7 +620,7 @@ bool World::recently_hidden(const Tab& t) const {
 // when this tab first heard of it (README, security model).
 bool World::heard_newer_version(const Tab& t) const {
   for (const auto& [id, seen] : t.sightings) {
-    if (seen.newer_version && clock_ms_ - seen.first_ms <= timings().suspect_ms) return true;
+    if (seen.newer_version && clock_ms_ - seen.first_ms <= timings_.suspect_ms) return true;
   }
   return false;
 }
@@ -640,7 +640,7 @@ bool World::taken_for_cause(const Tab& t, const std::string& res) const {
 // The store failed this tab's operation recently: a renewal that never came back lets
 // the lease run out.
 bool World::store_failed(const Tab& t) const {
-  return storage_ != StorageMode::works || clock_ms_ - t.store_failed_ms < timings().lease_ms + timings().storage_timeout_ms;
+  return storage_ != StorageMode::works || clock_ms_ - t.store_failed_ms < timings_.lease_ms + timings_.storage_timeout_ms;
 }
 
 // Keeps what `t` heard of senders that may announce a newer app version: real tabs with
@@ -657,7 +657,7 @@ void World::note_sender(Tab& t, const Scheduled& delivery) {
   const Presence& table = t.election->presence();
   if (!table.find(f.sender) && table.size() >= Presence::kMaxCandidates) return;
   Sighting& seen = t.sightings[f.sender.str()];
-  if (clock_ms_ - seen.progress_ms >= timings().suspect_ms) {
+  if (clock_ms_ - seen.progress_ms >= timings_.suspect_ms) {
     seen.first_ms = clock_ms_;
     seen.newer_version = false;
   }
@@ -1355,13 +1355,12 @@ void World::check(double now) {
   }
   // Followers judge a leader by its tick sequence, which only its own timer advances: a
   // running leader's timer must keep firing, whatever frames it handles meanwhile.
-  Config defaults;
   for (auto& t : tabs_) {
     uint64_t ticks = t->election->metrics().ticks;
     if (!leading_[t->index] || ticks != t->ticks) {
       t->ticks = ticks;
       t->timer_seen_ms = now;
-    } else if (now - std::max(t->timer_seen_ms, t->thawed_ms) > 2.5 * defaults.heartbeat_ms) {
+    } else if (now - std::max(t->timer_seen_ms, t->thawed_ms) > 2.5 * timings_.heartbeat_ms) {
       violation("liveness: " + t->id + " leads, but its own timer has not run for " +
                 std::to_string(now - std::max(t->timer_seen_ms, t->thawed_ms)) + " ms");
     }
@@ -1386,13 +1385,13 @@ void World::watch_takeover(const Tab& stopped) {
   bool watched = false;
   for (const auto& res : resources_) {
     if (stopped.election->view(res).role != Role::leader || !holds_authority(stopped, res)) continue;
-    takeover_watch_[res] = TakeoverWatch{clock_ms_, disturbances_, takeover_bound_ms() + epoch_delay_ms_};
+    takeover_watch_[res] = TakeoverWatch{clock_ms_, disturbances_, takeover_bound_ms(timings_) + epoch_delay_ms_};
     watched = true;
   }
   if (!watched) return;
   // The checks run at the deadline, even when nothing else happens then.
   Scheduled due{};
-  due.at = clock_ms_ + takeover_bound_ms() + epoch_delay_ms_;
+  due.at = clock_ms_ + takeover_bound_ms(timings_) + epoch_delay_ms_;
   due.kind = Kind::takeover_due;
   schedule(due);
 }

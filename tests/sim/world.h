@@ -60,7 +60,14 @@ struct Options {
   size_t max_steps = 0;      // 0: run to the end of fault_ms + quiet_ms
   // false: every latency is its fixed base (hand-written scenarios read exact times).
   bool jitter = true;
+  // Every tab's heartbeat and suspect timeout; 0: the core's defaults (Config).
+  double heartbeat_ms = 0;
+  double suspect_ms = 0;
 };
+
+// The timings every tab of a world with `o` runs with: the core's defaults, but for what
+// `o` sets.
+Config timings_of(const Options& o);
 
 // What a scenario or a replayed seed says about one tab it opens.
 struct TabSpec {
@@ -334,6 +341,7 @@ class World {
   void violation(const std::string& what);
 
   Options opt_;
+  Config timings_;  // timings_of(opt_)
   Random fault_rng_;  // which fault, which tab, what a new tab offers
   Random net_rng_;    // latencies, loss, duplication, reordering
   Random hostile_rng_;  // hostile frames: when, which kind, to whom

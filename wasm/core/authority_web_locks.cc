@@ -70,7 +70,11 @@ void Election::WebLocks::campaign(Election& election, Resource& r, double now, E
     return;
   }
   if (r.abdicate_asked_ms < 0) {
-    if (leader) election.send_abdicate_request(r, out);
+    // Asked even when presence has forgotten the leader (silent for six of its refresh
+    // intervals, which a suspect timeout may exceed): the request also announces the steal
+    // to the others (Election::note_steal_announced). Unannounced, each follower stole in
+    // turn while the previous stealer's epoch was being allocated, and none became leader.
+    if (!r.leader.empty()) election.send_abdicate_request(r, out);
     r.abdicate_asked_ms = now;
   }
   double steal_at = r.abdicate_asked_ms + c.steal_grace_ms;

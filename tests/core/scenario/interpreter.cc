@@ -150,13 +150,17 @@ std::string Interpreter::run(const std::string& line) {
 }
 
 // world [seed=N] [authority=web-locks|lease|broadcast] [max-tabs=N] [jitter]
-//       [network-faults] [no-fence] [no-steal]: before any tab.
+//       [heartbeat=DURATION] [suspect=DURATION] [network-faults] [no-fence] [no-steal]:
+//       before any tab.
 void Interpreter::configure(Command& c) {
   if (world_) fail("world must come before every other command");
   options_.seed = std::strtoull(c.get("seed", "1").c_str(), nullptr, 10);
   options_.authority = authority_named(c.get("authority", "web-locks"));
   options_.max_tabs = std::atoi(c.get("max-tabs", "8").c_str());
   options_.jitter = c.flag("jitter");
+  for (auto [key, ms] : {std::pair{"heartbeat", &options_.heartbeat_ms}, std::pair{"suspect", &options_.suspect_ms}}) {
+    if (c.has(key) && !parse_ms(c.get(key), *ms)) fail(std::string("not a duration: ") + c.get(key));
+  }
   bool faults = c.flag("network-faults");
   options_.fence = !c.flag("no-fence");
   options_.steal = !c.flag("no-steal");
