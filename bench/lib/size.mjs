@@ -25,9 +25,11 @@ export const TARGET_GZIP = 20 * 1024;
  * under Web Locks and the lease (a store raised there makes degraded terms, not forged ones).
  * Raised by 40 B, to 33 147 B measured plus a few bytes, for the start-up order (createBaton
  * starts the core's load first; the lock manager's probe waits for lead()'s requests) and a
- * first visit's epoch in one trip.
+ * first visit's epoch in one trip. Raised by 80 B, to 33 223 B measured plus a few bytes,
+ * for a frozen page: the read of the counter that a frame prompts begins in a timer task,
+ * not in the message handler (epoch-store.js, `heard`).
  */
-export const BUDGET_GZIP = 33150;
+export const BUDGET_GZIP = 33230;
 
 /** An app that uses only createBaton, as its author would write it. */
 export const APP_SOURCE = `import { createBaton } from 'tab-baton';

@@ -279,6 +279,8 @@ class Baton {
       health,
       counters,
       read: (resource, top) => this.runtime_?.epochRead(resource, top),
+      setTimeout: env.setTimeout,
+      clearTimeout: env.clearTimeout,
     });
     return { database, health, epochs };
   }
@@ -523,7 +525,8 @@ class Baton {
     this.hooks?.remove();
     if (this.suspended_) this.finishRetiring();
     else this.retireRuntime();
-    const { database } = this.storage;
+    const { database, epochs } = this.storage;
+    epochs.close();
     if (database) this.runtime_.retired.then(() => database.close());
     for (const entry of ending) entry.finish('dispose');
     for (const talk of this.talks?.values() ?? []) talk.close();

@@ -71,9 +71,11 @@ export class EpochStore {
    * @param {(resource: string, top: number) => void} deps.read a top read from the store
    *   (joining, or on hearing of a newer term): the core takes it as a confirmed floor, so
    *   that a leader whose epoch is far above 0 is not taken for a forger
+   * @param {(fn: () => void, ms: number) => any} deps.setTimeout
+   * @param {(id: any) => void} deps.clearTimeout
    */
-  constructor({ localStorage, database, key, health, counters, read }) {
-    Object.assign(this, { localStorage, database, key, health, counters, read });
+  constructor({ localStorage, database, key, health, counters, read, setTimeout, clearTimeout }) {
+    Object.assign(this, { localStorage, database, key, health, counters, read, setTimeout, clearTimeout });
     /** resource -> the highest epoch this tab issued or read (durable or not). */
     this.known = new Map();
     /** resource -> the localStorage mirror, read when joining (off the grant path). */
@@ -88,6 +90,8 @@ export class EpochStore {
     this.claimed = new Map();
     /** localStorage key of a joined resource's mirror -> the resource. */
     this.mirrors = new Map();
+    /** resource -> the timer task that reads its top again (see `heard`). */
+    this.rereads = new Map();
   }
 
   /** Joining `resource`: open the database, read the mirror and the top now, not on the grant. */
@@ -103,10 +107,26 @@ export class EpochStore {
    * this tab knows, the top is read again, so that this tab's next grant can take one trip.
    * Until the store shows a top at or above the claim, allocations take two trips (one
    * would be wasted on a key that is likely taken).
+   *
+   * The read begins in a timer task, never in the message handler that heard the claim: a
+   * frozen page still runs its message handlers, not its timers, and Chromium keeps a
+   * transaction that a frozen page begins open until the page thaws. Begun there, the read
+   * held back every tab's read-write transaction over the store, i.e. every epoch
+   * allocation of the origin, for as long as this page stayed frozen.
    */
   heard(resource, epoch) {
     if (epoch > (this.claimed.get(resource) ?? 0)) this.claimed.set(resource, epoch);
-    if (epoch > (this.top.get(resource) ?? 0)) this.readTop(resource);
+    if (epoch <= (this.top.get(resource) ?? 0) || this.rereads.has(resource)) return;
+    this.rereads.set(resource, this.setTimeout(() => {
+      this.rereads.delete(resource);
+      this.readTop(resource);
+    }, 0));
+  }
+
+  /** The Baton is disposed: no read begins any more. */
+  close() {
+    for (const timer of this.rereads.values()) this.clearTimeout(timer);
+    this.rereads.clear();
   }
 
   /**
