@@ -527,6 +527,26 @@ describe('IndexedDB', () => {
     assert.deepEqual(callbacks, ['b read from b']);
     assert.equal(idb.peek('db', 's', 'k'), 'from b');
   });
+
+  test("client().freeze(): a read the frozen page begins and commits does not hold the store; its answers reach the page at the thaw, as in Chromium", async () => {
+    const idb = createIndexedDB();
+    const a = idb.client();
+    const b = idb.client();
+    const [dbA, dbB] = await Promise.all([openDb(a.indexedDB), openDb(b.indexedDB)]);
+    const events = [];
+    a.freeze();
+    // Begun in a message handler of the frozen page.
+    const read = dbA.transaction(['s'], 'readonly');
+    read.objectStore('s').get('k').onsuccess = () => events.push('a read');
+    read.oncomplete = () => events.push('a complete');
+    read.commit();
+    assert.equal(await run(dbB, (store) => store.put('b', 'k')), 'complete', "the other page's write commits while A is frozen");
+    await settle();
+    assert.deepEqual(events, [], 'nothing reaches the frozen page');
+    a.thaw();
+    await settle();
+    assert.deepEqual(events, ['a read', 'a complete']);
+  });
 });
 
 describe('createBrowser', () => {
