@@ -55,6 +55,30 @@ TEST_CASE("a frozen leader's replies carry no progress, so they do not stop the 
   CHECK(now < 4000);
 }
 
+TEST_CASE("a tab frozen by its freeze event gives up its place in the lock's queue; a grant then asks for no epoch") {
+  Election b(config("b"));
+  auto fx = b.step(event(EventKind::join, 0, "ws"));
+  double now = 0;
+  auto queued = [&] {
+    const Effect* request = find(fx, EffectKind::lock_request);
+    return request && request->lock_mode == LockMode::queue;
+  };
+  while (!queued() && now < 5000) {
+    now = std::max(now + 1, b.next_deadline());
+    fx = b.step(event(EventKind::tick, now));
+  }
+  REQUIRE(queued());
+  // Its timers stop now: the release must come from the freeze event's own step.
+  Event frozen = event(EventKind::lifecycle, now + 1);
+  frozen.lifecycle = Lifecycle::frozen;
+  CHECK(find(b.step(frozen), EffectKind::lock_release));
+  // A grant already on its way goes back, and no epoch transaction begins in the frozen page.
+  fx = b.step(event(EventKind::lock_granted, now + 2, "ws"));
+  CHECK(find(fx, EffectKind::lock_release));
+  CHECK_FALSE(find(fx, EffectKind::allocate_epoch));
+  CHECK(b.view("ws").role == Role::follower);
+}
+
 TEST_CASE("broadcast-only: an epoch answer below a term claimed meanwhile is allocated again") {
   Election a(config("a", Authority::broadcast));
   a.step(event(EventKind::join, 0, "ws"));

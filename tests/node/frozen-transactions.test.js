@@ -4,7 +4,8 @@
 // thaws. Seen in Chromium's silent-freeze test: the frozen leader began reads of the epoch
 // counter in message handlers, and the other tabs' epoch allocations waited past their
 // deadline until the thaw (how is not pinned down). The glue begins such a read in a timer
-// task (EpochStore.heard). Each tab's transactions are counted as it begins them. On a
+// task (EpochStore.heard), and the core gives up a frozen tab's place in the lock's queue in
+// its `freeze` event's step. Each tab's transactions are counted as it begins them. On a
 // virtual clock, so that the figures are exact.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -86,6 +87,55 @@ test("web-locks: a silently frozen leader that hears another resource's new term
     const bound = TIMING.suspectMs + TIMING.heartbeatMs + DEFAULT_STEAL_GRACE_MS;
     assert.ok(tookOverMs <= bound, `taken over ${tookOverMs} ms after the freeze (bound ${bound} ms)`);
     assert.equal(counted.begun, begun, 'the frozen page began no transaction');
+  } finally {
+    for (const baton of batons) baton.dispose();
+  }
+});
+
+// A follower frozen by its `freeze` event knows it may not lead, but its timers, which would
+// withdraw its lock request, stop: kept in the queue, it was granted the lock when the leader
+// left, took an epoch and began its transaction in the frozen page, and only then gave the
+// lock back.
+test("web-locks: a follower frozen by its freeze event gives up its place in the lock's queue and begins no transaction; the next tab leads at once (virtual clock)", async () => {
+  await load();
+  const clock = virtualClock();
+  const browser = createBrowser();
+  const tabs = ['a', 'b', 'c'].map((id) => openTab(browser, id, { clock }));
+  const counted = countTransactions(tabs[1]);
+  const batons = tabs.map((tab) => createBaton({ namespace: 'frozen-queue', id: tab.id, env: tab.env, authority: 'web-locks', ...TIMING }));
+  try {
+    // Joined in turn: b queues on the lock before c.
+    const handles = [];
+    for (const baton of batons) {
+      handles.push(baton.lead('job'));
+      await clock.run(TIMING.heartbeatMs);
+    }
+    await clock.until(() => leaderIndexes(handles).length === 1, { what: 'a leader' });
+    assert.deepEqual(leaderIndexes(handles), [0]);
+    const oldEpoch = handles[0].token().epoch;
+
+    tabs[1].fire('document', 'freeze');
+    tabs[1].freeze({ storage: true });
+    const begun = counted.begun;
+    assert.ok(begun > 0, "the tab's transactions are counted");
+    const leftAt = clock.now();
+    batons[0].dispose();
+    await clock.until(() => handles[2].state() === 'leader', { what: 'c leads' });
+    assert.equal(handles[2].token().epoch, oldEpoch + 1, 'the next term');
+    assert.equal(batons[2].metrics().degraded, false, "the new term's epoch is durable");
+    // Handed over by the lock and the goodbye, with no timeout on the way.
+    assert.ok(clock.now() - leftAt < TIMING.heartbeatMs, `led ${clock.now() - leftAt} ms after the leader left`);
+    assert.equal(counted.begun, begun, 'the frozen page began no transaction');
+
+    // Thawed, b queues again and is the next leader.
+    tabs[1].thaw();
+    tabs[1].fire('document', 'resume');
+    await clock.run(2 * TIMING.heartbeatMs);
+    const cEpoch = handles[2].token().epoch;
+    batons[2].dispose();
+    await clock.until(() => handles[1].state() === 'leader', { what: 'b leads after its thaw' });
+    assert.ok(handles[1].token().epoch > cEpoch);
+    assert.equal(batons[1].metrics().degraded, false);
   } finally {
     for (const baton of batons) baton.dispose();
   }

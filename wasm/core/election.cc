@@ -297,7 +297,15 @@ void Election::on_lifecycle(Lifecycle l, double now, Effects& out) {
   lifecycle_ = l;
   if (l == Lifecycle::frozen || l == Lifecycle::closing) {
     Reason why = l == Lifecycle::frozen ? Reason::frozen : Reason::closing;
-    for (auto& [name, r] : resources_) step_down(r, why, now, out);
+    for (auto& [name, r] : resources_) {
+      step_down(r, why, now, out);
+      // A frozen tab may not lead, and its timers, which would withdraw it (ensure_eligible),
+      // stop: its place in the lock's queue is given up now. Kept, the lock went to the
+      // frozen page when its holder left: a grant run there took an epoch and began its
+      // transaction in the frozen page before giving the lock back; a grant held there until
+      // the thaw would leave the lock with it until another tab stole it.
+      if (l == Lifecycle::frozen) release_lock(r, out);
+    }
   }
   // Tell the others at once: ranking and eligibility depend on it.
   send(wire::Kind::presence, out);
