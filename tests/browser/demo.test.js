@@ -89,8 +89,13 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
       tabs = await openGroup(fixture.browser, fixture.server, { ns, ids: ['t1', 't2', 't3', 't4'] });
       const leaders = await assertSingleLeaders(tabs);
       for (const resource of RESOURCES) assert.equal(leaders[resource].id, 't1', `${resource}: the first tab to ask leads`);
+      // Not a wait for state: the leaders may not change meanwhile (checked below).
       await sleep(600);
-      const snaps = await snapAll(tabs);
+      // Every tab has heard of the three others and received a few events: state, waited for.
+      const snaps = await waitFor(async () => {
+        const all = await snapAll(tabs);
+        return all.every((s) => s.presence.length >= 3 && s.feed.ids.length >= 3) && all;
+      }, { what: 'every tab sees the three others and receives the relayed feed' });
       for (const resource of RESOURCES) {
         assert.deepEqual(snaps.filter((s) => s.resources[resource].state === 'leader').map((s) => s.id), ['t1'], `${resource}: still t1 alone`);
         for (const s of snaps) assert.equal(s.resources[resource].leader, 't1', `${s.id} knows the leader of ${resource}`);
@@ -177,17 +182,24 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
       const survivors = survivors0.filter((t) => t !== leader);
       const t0 = Date.now();
       const crashed = crashTab(leader);
-      const result = await checkRelayHandover({ survivors, oldEpoch: leaderSnap.resources['sse-relay'].epoch, t0, server: fixture.server, label: 'crash' });
-      await crashed;
-      await assertSingleLeaders(survivors);
-      timings.add(handoverRow('crash (CDP Page.crash)', result));
-      counters.record('crash', result.snaps);
-      await leader.page.close().catch(() => {});
+      try {
+        const result = await checkRelayHandover({ survivors, oldEpoch: leaderSnap.resources['sse-relay'].epoch, t0, server: fixture.server, label: 'crash' });
+        await crashed;
+        await assertSingleLeaders(survivors);
+        timings.add(handoverRow('crash (CDP Page.crash)', result));
+        counters.record('crash', result.snaps);
+      } finally {
+        // The later tests of the group take the tabs whose page is open: a crashed page is
+        // still open until closed, so it is closed whatever this test found.
+        await leader.page.close().catch(() => {});
+      }
     });
 
     it('logout closes the stream and clears the relay state in every tab; login starts it again', async () => {
+      // Two tabs are left when the close and the crash above went through; this test needs
+      // two, not their outcome.
       const live = tabs.filter((t) => !t.page.isClosed());
-      assert.equal(live.length, 2);
+      assert.ok(live.length >= 2, `${live.length} tabs left`);
       const cursorKey = `baton/${ns}/v1/relay/sse-relay/cursor`;
       assert.ok(await live[0].page.evaluate((k) => localStorage.getItem(k), cursorKey), 'a cursor is kept while logged in');
       await live[1].page.evaluate(() => window.__demo.logout());
@@ -195,6 +207,7 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
       await waitFor(async () => (await snapAll(live)).every((s) => s.relay.state === 'stopped' && s.relay.lastId === null && s.feed.resets === 1), { what: 'every tab logged out' });
       assert.equal(await live[0].page.evaluate((k) => localStorage.getItem(k), cursorKey), null, 'the cursor is cleared');
       for (const s of await snapAll(live)) assert.equal(s.resources['sse-relay'].state, 'released', `${s.id} no longer competes for the stream`);
+      // Not a wait for state: nothing may change meanwhile (a tab reopening the stream would).
       await sleep(400);
       assert.equal(fixture.server.stats().openStreams, 0, 'no tab reopened it');
 
@@ -296,6 +309,7 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
       await hideTab(t3);
       await hideTab(t1);
       await waitFor(async () => (await snapAll(tabs)).every((s) => s.visibility === 'hidden'), { what: 'all three hidden' });
+      // Not a wait for state: nothing may change meanwhile (no visible tab to hand over to).
       await sleep(1500);
       const hidden = await snapAll(tabs);
       for (const r of RESOURCES) assert.equal(hidden[0].resources[r].state, 'leader', `with no visible tab, hidden t1 keeps ${r}`);
