@@ -14,6 +14,7 @@ import { useBrowserFixture } from './fixture.js';
 import { closeTab, crashTab, freezeTab, thawTab, hideTab, showTab } from './harness.js';
 import {
   FAST,
+  HANDOVER_MS,
   assertFeedsClean,
   checkRelayHandover,
   closeGroup,
@@ -241,9 +242,10 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
         const oldEpochs = Object.fromEntries(RESOURCES.map((r) => [r, before.resources[r].epoch]));
         const t0 = Date.now();
         await freezeTab(old);
-        const result = await checkRelayHandover({ survivors, oldEpoch: oldEpochs['sse-relay'], t0, server: fixture.server, label: 'freeze' });
-        const refresh = await waitForLeader(survivors, 'token-refresh', { aboveEpoch: oldEpochs['token-refresh'] });
-        await waitForLeader(survivors, 'websocket-owner', { aboveEpoch: oldEpochs['websocket-owner'] });
+        // A steal after the suspect timeout, then an epoch transaction: HANDOVER_MS bounds it.
+        const result = await checkRelayHandover({ survivors, oldEpoch: oldEpochs['sse-relay'], t0, server: fixture.server, label: 'freeze', timeoutMs: HANDOVER_MS });
+        const refresh = await waitForLeader(survivors, 'token-refresh', { aboveEpoch: oldEpochs['token-refresh'], timeoutMs: HANDOVER_MS });
+        await waitForLeader(survivors, 'websocket-owner', { aboveEpoch: oldEpochs['websocket-owner'], timeoutMs: HANDOVER_MS });
         const newEpoch = refresh.snap.resources['token-refresh'].epoch;
         await waitForServer(fixture.server, (st) => st.log.some((e) => e.resource === `${ns}/token-refresh` && e.epoch === newEpoch && e.ok), 'the new leader wrote through the fence');
         timings.add(handoverRow('freeze, no freeze event: sse-relay', result, 'a frozen page is hidden: preferVisible may hand over first'));
@@ -280,8 +282,8 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
         const { old, survivors, before } = await leaderWithRefreshInFlight(tabs);
         const t0 = Date.now();
         await freezeTab(old);
-        const result = await checkRelayHandover({ survivors, oldEpoch: before.resources['sse-relay'].epoch, t0, server: fixture.server, label: 'freeze event' });
-        const refresh = await waitForLeader(survivors, 'token-refresh', { aboveEpoch: before.resources['token-refresh'].epoch });
+        const result = await checkRelayHandover({ survivors, oldEpoch: before.resources['sse-relay'].epoch, t0, server: fixture.server, label: 'freeze event', timeoutMs: HANDOVER_MS });
+        const refresh = await waitForLeader(survivors, 'token-refresh', { aboveEpoch: before.resources['token-refresh'].epoch, timeoutMs: HANDOVER_MS });
         const newEpoch = refresh.snap.resources['token-refresh'].epoch;
         await waitForServer(fixture.server, (st) => st.log.some((e) => e.resource === `${ns}/token-refresh` && e.epoch === newEpoch && e.ok), 'the new leader wrote through the fence');
         const how = result.snaps.find((s) => s.id === result.leader.id).log.filter((t) => t.resource === 'sse-relay' && t.to === 'candidate').pop();
@@ -319,9 +321,11 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
       for (const r of RESOURCES) assert.equal(hidden[0].resources[r].state, 'leader', `with no visible tab, hidden t1 keeps ${r}`);
       const t0 = Date.now();
       await showTab(t3);
-      const result = await checkRelayHandover({ survivors: tabs, oldEpoch: hidden[0].resources['sse-relay'].epoch, t0, server: fixture.server, label: 'visible', liveOldLeader: true });
+      // The hidden leader runs its timers about once a second (later on a loaded machine); the
+      // same bound as a hand-over after a timeout (the fallback file once saw 3 s not suffice).
+      const result = await checkRelayHandover({ survivors: tabs, oldEpoch: hidden[0].resources['sse-relay'].epoch, t0, server: fixture.server, label: 'visible', liveOldLeader: true, timeoutMs: HANDOVER_MS });
       assert.equal(result.leader, t3, 'the tab that became visible leads sse-relay');
-      const ws = await waitForLeader(tabs, 'websocket-owner', { aboveEpoch: hidden[0].resources['websocket-owner'].epoch });
+      const ws = await waitForLeader(tabs, 'websocket-owner', { aboveEpoch: hidden[0].resources['websocket-owner'].epoch, timeoutMs: HANDOVER_MS });
       assert.equal(ws.tab, t3, 'and websocket-owner');
       const refresh = await waitForLeader(tabs, 'token-refresh');
       assert.equal(refresh.tab, t1, 'token-refresh (no preferVisible) stays with hidden t1');

@@ -10,6 +10,7 @@ import { useBrowserFixture } from './fixture.js';
 import { closeTab, crashTab, freezeTab, thawTab, hideTab, showTab } from './harness.js';
 import {
   FAST,
+  HANDOVER_MS,
   assertFeedsClean,
   checkRelayHandover,
   closeGroup,
@@ -53,16 +54,6 @@ function termCause(snapshot, resource, epoch) {
   const asked = log.slice(0, elected).findLast((t) => t.to === 'candidate');
   return asked?.reason ?? null;
 }
-
-/**
- * The longest a hand-over without Web Locks may take here (a bound for a stuck test, not a
- * timing): the README's bound for the lease, lease + stagger x tabs + heartbeat (3000 + 150
- * + 250 ms with FAST), plus one storage timeout (3000 ms) for an epoch or lease transaction
- * that a busy store makes time out and try again, is about 6.4 s; a loaded 2-core machine
- * runs the tabs' timers up to about a second late. Broadcast-only's bound is lower (suspect +
- * grace + stagger x tabs + heartbeat, about 2.1 s). Twice the lease's, rounded up.
- */
-const HANDOVER_MS = 15000;
 
 async function assertSingleLeaders(tabs, timeoutMs = HANDOVER_MS) {
   const leaders = {};
@@ -213,7 +204,9 @@ for (const { mode, query, support } of MODES) {
         else assert.ok(e.epoch < e.highest, 'rejected only below the highest');
         if (e.ok) highest = Math.max(highest, e.epoch);
       }
-      await waitFor(async () => (await snap(old)).resources['token-refresh'].state !== 'leader' || frozen.tookOver === false, { what: `${old.id} stepped down` });
+      // Thawed, a lease leader learns that its record was taken at its next renewal, a lease
+      // transaction (up to a storage timeout) run by a timer that a loaded machine runs late.
+      await waitFor(async () => (await snap(old)).resources['token-refresh'].state !== 'leader' || frozen.tookOver === false, { what: `${old.id} stepped down`, timeoutMs: HANDOVER_MS });
       await assertSingleLeaders(tabs);
       const snaps = await waitFor(async () => {
         const all = await snapAll(tabs);
