@@ -55,6 +55,11 @@ function termCause(snapshot, resource, epoch) {
   return asked?.reason ?? null;
 }
 
+/** Each tab's transitions of `resource` from `since` on (its log's times are this machine's clock), for failure messages. */
+function transitionsSince(snaps, resource, since) {
+  return snaps.map((x) => `${x.id}: ${x.log.filter((t) => t.resource === resource && t.at >= since).map((t) => `+${Math.round(t.at - since)} ms ${t.from}->${t.to} (${t.reason}, epoch ${t.epoch})`).join(', ')}`).join('; ');
+}
+
 async function assertSingleLeaders(tabs, timeoutMs = HANDOVER_MS) {
   const leaders = {};
   for (const resource of RESOURCES) leaders[resource] = (await waitForLeader(tabs, resource, { timeoutMs })).snap;
@@ -101,7 +106,9 @@ for (const { mode, query, support } of MODES) {
         // pagehide, or 150 ms after it when the term was in doubt): no wait for a timeout.
         const first = result.terms[0];
         const heir = result.snaps.find((x) => x.log.some((t) => t.resource === 'sse-relay' && t.to === 'leader' && t.epoch === first));
-        assert.equal(termCause(heir, 'sse-relay', first), 'leader-goodbye', `${heir.id} took over on the goodbye`);
+        // When it fails, every survivor's transitions since the close say who was named (its
+        // 'leader-goodbye' candidacy) and who took the record instead.
+        assert.equal(termCause(heir, 'sse-relay', first), 'leader-goodbye', `${heir.id} took over on the goodbye; since the close: ${transitionsSince(result.snaps, 'sse-relay', t0)}`);
       }
       timings.add(handoverRow(`${mode}: close (graceful)`, result));
       counters.record(`${mode}: close`, result.snaps);
