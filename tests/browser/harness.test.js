@@ -11,6 +11,8 @@ const ROUNDS = Number(process.env.BATON_HANDOVER_ROUNDS) || 3; // per kind, in t
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const state = (tab) => tab.page.evaluate(() => window.__state);
 const eventTypes = (s) => s.events.map((e) => e.type);
+/** The wait for a page's timer ticks: throttled to about one a second while hidden. */
+const TICKS_MS = 10000;
 // Polls from Node, not in the page: page.waitForFunction polls with requestAnimationFrame
 // (never runs in a hidden page) or page timers (stopped in a frozen page).
 async function waitFor(tab, fn, arg, timeout = 3000) {
@@ -126,11 +128,13 @@ describe('browser harness (headless Chromium, bare navigator.locks)', { timeout:
     await waitFor(frozen, () => !window.__state.frozen, null, 3000);
     assert.ok(eventTypes(await state(frozen)).includes('resume'), 'resume fired');
     // After a thaw the page stays hidden, so its timers are throttled (about 1/s) but run.
-    await waitFor(frozen, (n) => window.__state.ticks > n, p2.ticks, 3000);
+    // The waits for ticks are bounds for a stuck test: a loaded machine runs a throttled
+    // timer a second or more late.
+    await waitFor(frozen, (n) => window.__state.ticks > n, p2.ticks, TICKS_MS);
     await showTab(frozen);
     await waitFor(frozen, () => document.visibilityState === 'visible', null, 3000);
     const t = (await state(frozen)).ticks;
-    await waitFor(frozen, (n) => window.__state.ticks >= n + 5, t, 2000);
+    await waitFor(frozen, (n) => window.__state.ticks >= n + 5, t, TICKS_MS);
   });
 
   it('hideTab/showTab change visibility without freezing', async () => {
@@ -138,7 +142,7 @@ describe('browser harness (headless Chromium, bare navigator.locks)', { timeout:
     await hideTab(tab);
     await waitFor(tab, () => document.visibilityState === 'hidden', null, 3000);
     const t = (await state(tab)).ticks;
-    await waitFor(tab, (n) => window.__state.ticks > n, t, 3000); // throttled, not stopped
+    await waitFor(tab, (n) => window.__state.ticks > n, t, TICKS_MS); // throttled, not stopped
     assert.ok(!eventTypes(await state(tab)).includes('freeze'), 'hidden is not frozen');
     await showTab(tab);
     await waitFor(tab, () => document.visibilityState === 'visible', null, 3000);
