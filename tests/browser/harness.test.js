@@ -103,18 +103,18 @@ describe('browser harness (headless Chromium, bare navigator.locks)', { timeout:
     tabs.D = await fixture.browser.openTab(`${pageUrl}?id=D`);
     const probe = tabs.D;
     // Pings from D are answered by C's message handler with C's tick counter.
-    const ping = (seq) => probe.page.evaluate(async (seq) => {
+    const ping = (seq) => probe.page.evaluate(async ([seq, timeoutMs]) => {
       const bc = new BroadcastChannel('bare-lock');
       try {
         return await new Promise((resolve, reject) => {
-          const t = setTimeout(() => reject(new Error('no pong')), 2000);
+          const t = setTimeout(() => reject(new Error('no pong')), timeoutMs);
           bc.onmessage = (e) => {
             if (e.data.type === 'pong' && e.data.to === 'probe' && e.data.seq === seq) { clearTimeout(t); resolve(e.data); }
           };
           bc.postMessage({ type: 'ping', from: 'probe', seq, target: 'C' });
         });
       } finally { bc.close(); }
-    }, seq);
+    }, [seq, WAIT_MS]);
 
     const before = await ping(1);
     assert.equal(before.id, 'C');
@@ -125,6 +125,7 @@ describe('browser harness (headless Chromium, bare navigator.locks)', { timeout:
     assert.equal(s1.visibility, 'hidden', 'a frozen page is hidden');
 
     const p1 = await ping(2);
+    // Not a wait for state: the frozen tab's ticks may not change meanwhile.
     await sleep(400);
     const p2 = await ping(3);
     assert.equal(p2.ticks, p1.ticks, `timers stopped while frozen (ticks ${p1.ticks} -> ${p2.ticks})`);
