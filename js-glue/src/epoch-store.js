@@ -108,11 +108,13 @@ export class EpochStore {
    * Until the store shows a top at or above the claim, allocations take two trips (one
    * would be wasted on a key that is likely taken).
    *
-   * The read begins in a timer task, never in the message handler that heard the claim: a
-   * frozen page still runs its message handlers, not its timers, and Chromium keeps a
-   * transaction that a frozen page begins open until the page thaws. Begun there, the read
-   * held back every tab's read-write transaction over the store, i.e. every epoch
-   * allocation of the origin, for as long as this page stayed frozen.
+   * The read begins in a timer task, not in the message handler that heard the claim: a
+   * frozen page still runs its message handlers but not its timers, and a transaction it
+   * begins there is answered only once it thaws. Seen in Chromium's silent-freeze test: the
+   * frozen leader began two such reads, and the other tabs' epoch allocations waited past
+   * their deadline until the thaw (how the one held the other is not pinned down: in
+   * isolation a read that a frozen page begins does not hold the store). A read that waits
+   * for a timer is never begun by a frozen page.
    */
   heard(resource, epoch) {
     if (epoch > (this.claimed.get(resource) ?? 0)) this.claimed.set(resource, epoch);

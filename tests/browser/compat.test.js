@@ -49,16 +49,24 @@ const metrics = (tab) => tab.page.evaluate(() => window.__compat.metrics());
 const release = (tab) => tab.page.evaluate(() => window.__compat.release());
 const locks = (tab) => tab.page.evaluate(() => navigator.locks.query());
 
-/** Polls the tabs until stopped; counts the polls where more than one led. */
+/**
+ * Polls the tabs until stopped; counts the polls where more than one led. Reads of different
+ * tabs are no snapshot: each runs in its own renderer whenever it gets to it, so a read of the
+ * old leader from before a hand-over and a read of the new one from after it would look like
+ * two leaders at once. So the tabs are read one after the other, and a poll that finds two
+ * leaders reads the first of them again after the others: an overlap is counted only when it
+ * still led then, i.e. led both before and after another tab was seen leading.
+ */
 function watchExclusion(tabs) {
   let stopped = false;
   let overlaps = 0;
   let polls = 0;
   const loop = (async () => {
     while (!stopped) {
-      const states = await Promise.all(tabs.map(leading));
+      const leaders = [];
+      for (const tab of [...tabs]) if (await leading(tab)) leaders.push(tab);
       polls += 1;
-      if (states.filter(Boolean).length > 1) overlaps += 1;
+      if (leaders.length > 1 && (await leading(leaders[0]))) overlaps += 1;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   })();
@@ -157,6 +165,7 @@ async function libraryChecksInPage() {
     });
     await until(() => leaders(many) >= 1, 'one of twenty leads');
     await until(async () => (await Promise.all(many.map((c) => c.elector.hasLeader()))).every(Boolean), 'all twenty know a leader');
+    // Not a wait for state: no second leader may appear meanwhile.
     await new Promise((resolve) => setTimeout(resolve, 200));
     check(leaders(many) === 1, `one of twenty leads (${leaders(many)})`);
     check(duplicates.length === 0, 'no onduplicate');
@@ -192,6 +201,7 @@ async function libraryChecksInPage() {
       check(typeof elector.applyOnce === 'function', 'applyOnce()');
       elector.awaitLeadership();
       await elector.die();
+      // Not a wait for state: the dead elector may not lead meanwhile.
       await new Promise((resolve) => setTimeout(resolve, 500));
       check(elector.isDead && !elector.isLeader, 'an elector that died during the election never leads');
       await channel.close();

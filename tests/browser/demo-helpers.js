@@ -10,6 +10,17 @@ export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 // other jobs) does not make a live leader look stalled: its timers can run late by ~1 s.
 export const FAST = 'interval=100&heartbeatMs=250&suspectMs=1500&silenceMs=2500&leaseMs=3000&refreshMs=5000&prepareMs=400';
 
+/**
+ * How long a wait for a hand-over that needs a timeout may take (a bound for a stuck test,
+ * not a timing: the waits end as soon as the state shows). With FAST, the README's bounds are
+ * suspect + grace + stagger x tabs + heartbeat for Web Locks and broadcast-only (1500 + 200 +
+ * 150 + 250 ms, about 2.1 s) and lease + stagger x tabs + heartbeat for the lease (3000 + 150
+ * + 250 ms, about 3.4 s); an epoch or lease transaction that a busy store makes time out adds
+ * one storage timeout (3 s), and a loaded 2-core machine runs the tabs' timers up to about a
+ * second late. About twice the lease's 6.4 s, rounded up.
+ */
+export const HANDOVER_MS = 15000;
+
 let groupSeq = 0;
 /** A namespace unique to this run, so that groups never hear each other. */
 export function uniqueNs(label) {

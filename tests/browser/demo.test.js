@@ -14,6 +14,7 @@ import { useBrowserFixture } from './fixture.js';
 import { closeTab, crashTab, freezeTab, thawTab, hideTab, showTab } from './harness.js';
 import {
   FAST,
+  HANDOVER_MS,
   assertFeedsClean,
   checkRelayHandover,
   closeGroup,
@@ -89,8 +90,13 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
       tabs = await openGroup(fixture.browser, fixture.server, { ns, ids: ['t1', 't2', 't3', 't4'] });
       const leaders = await assertSingleLeaders(tabs);
       for (const resource of RESOURCES) assert.equal(leaders[resource].id, 't1', `${resource}: the first tab to ask leads`);
+      // Not a wait for state: the leaders may not change meanwhile (checked below).
       await sleep(600);
-      const snaps = await snapAll(tabs);
+      // Every tab has heard of the three others and received a few events: state, waited for.
+      const snaps = await waitFor(async () => {
+        const all = await snapAll(tabs);
+        return all.every((s) => s.presence.length >= 3 && s.feed.ids.length >= 3) && all;
+      }, { what: 'every tab sees the three others and receives the relayed feed' });
       for (const resource of RESOURCES) {
         assert.deepEqual(snaps.filter((s) => s.resources[resource].state === 'leader').map((s) => s.id), ['t1'], `${resource}: still t1 alone`);
         for (const s of snaps) assert.equal(s.resources[resource].leader, 't1', `${s.id} knows the leader of ${resource}`);
@@ -177,17 +183,24 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
       const survivors = survivors0.filter((t) => t !== leader);
       const t0 = Date.now();
       const crashed = crashTab(leader);
-      const result = await checkRelayHandover({ survivors, oldEpoch: leaderSnap.resources['sse-relay'].epoch, t0, server: fixture.server, label: 'crash' });
-      await crashed;
-      await assertSingleLeaders(survivors);
-      timings.add(handoverRow('crash (CDP Page.crash)', result));
-      counters.record('crash', result.snaps);
-      await leader.page.close().catch(() => {});
+      try {
+        const result = await checkRelayHandover({ survivors, oldEpoch: leaderSnap.resources['sse-relay'].epoch, t0, server: fixture.server, label: 'crash' });
+        await crashed;
+        await assertSingleLeaders(survivors);
+        timings.add(handoverRow('crash (CDP Page.crash)', result));
+        counters.record('crash', result.snaps);
+      } finally {
+        // The later tests of the group take the tabs whose page is open: a crashed page is
+        // still open until closed, so it is closed whatever this test found.
+        await leader.page.close().catch(() => {});
+      }
     });
 
     it('logout closes the stream and clears the relay state in every tab; login starts it again', async () => {
+      // Two tabs are left when the close and the crash above went through; this test needs
+      // two, not their outcome.
       const live = tabs.filter((t) => !t.page.isClosed());
-      assert.equal(live.length, 2);
+      assert.ok(live.length >= 2, `${live.length} tabs left`);
       const cursorKey = `baton/${ns}/v1/relay/sse-relay/cursor`;
       assert.ok(await live[0].page.evaluate((k) => localStorage.getItem(k), cursorKey), 'a cursor is kept while logged in');
       await live[1].page.evaluate(() => window.__demo.logout());
@@ -195,6 +208,7 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
       await waitFor(async () => (await snapAll(live)).every((s) => s.relay.state === 'stopped' && s.relay.lastId === null && s.feed.resets === 1), { what: 'every tab logged out' });
       assert.equal(await live[0].page.evaluate((k) => localStorage.getItem(k), cursorKey), null, 'the cursor is cleared');
       for (const s of await snapAll(live)) assert.equal(s.resources['sse-relay'].state, 'released', `${s.id} no longer competes for the stream`);
+      // Not a wait for state: nothing may change meanwhile (a tab reopening the stream would).
       await sleep(400);
       assert.equal(fixture.server.stats().openStreams, 0, 'no tab reopened it');
 
@@ -203,10 +217,14 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
       await waitForServer(fixture.server, (st) => st.openStreams === 1, 'one stream again');
       const snaps = await waitFor(async () => {
         const all = await snapAll(live);
-        return all.every((s) => s.relay.session === 'user-2' && s.relay.delivered >= 3) && all;
+        // The feed, not relay.delivered: the relay's counters survive the logout, the feed is cleared.
+        return all.every((s) => s.relay.session === 'user-2' && s.feed.ids.length >= 3) && all;
       }, { what: 'events flowing again in the new session' });
       assertFeedsClean(snaps);
-      assert.equal(leader.relay.opens[leader.relay.opens.length - 1].after, null, 'the new session starts from the head, not from the old cursor');
+      // Read from the snapshots taken once events flow in the new session, not from the one
+      // that showed the leader: that one may predate its source's opening.
+      const opens = snaps.find((s) => s.id === leader.id).relay.opens;
+      assert.equal(opens[opens.length - 1].after, null, 'the new session starts from the head, not from the old cursor');
       counters.record('logout + login', snaps);
       collectDuplicateTerms(snaps, 'main group');
     });
@@ -224,9 +242,10 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
         const oldEpochs = Object.fromEntries(RESOURCES.map((r) => [r, before.resources[r].epoch]));
         const t0 = Date.now();
         await freezeTab(old);
-        const result = await checkRelayHandover({ survivors, oldEpoch: oldEpochs['sse-relay'], t0, server: fixture.server, label: 'freeze' });
-        const refresh = await waitForLeader(survivors, 'token-refresh', { aboveEpoch: oldEpochs['token-refresh'] });
-        await waitForLeader(survivors, 'websocket-owner', { aboveEpoch: oldEpochs['websocket-owner'] });
+        // A steal after the suspect timeout, then an epoch transaction: HANDOVER_MS bounds it.
+        const result = await checkRelayHandover({ survivors, oldEpoch: oldEpochs['sse-relay'], t0, server: fixture.server, label: 'freeze', timeoutMs: HANDOVER_MS });
+        const refresh = await waitForLeader(survivors, 'token-refresh', { aboveEpoch: oldEpochs['token-refresh'], timeoutMs: HANDOVER_MS });
+        await waitForLeader(survivors, 'websocket-owner', { aboveEpoch: oldEpochs['websocket-owner'], timeoutMs: HANDOVER_MS });
         const newEpoch = refresh.snap.resources['token-refresh'].epoch;
         await waitForServer(fixture.server, (st) => st.log.some((e) => e.resource === `${ns}/token-refresh` && e.epoch === newEpoch && e.ok), 'the new leader wrote through the fence');
         timings.add(handoverRow('freeze, no freeze event: sse-relay', result, 'a frozen page is hidden: preferVisible may hand over first'));
@@ -263,8 +282,8 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
         const { old, survivors, before } = await leaderWithRefreshInFlight(tabs);
         const t0 = Date.now();
         await freezeTab(old);
-        const result = await checkRelayHandover({ survivors, oldEpoch: before.resources['sse-relay'].epoch, t0, server: fixture.server, label: 'freeze event' });
-        const refresh = await waitForLeader(survivors, 'token-refresh', { aboveEpoch: before.resources['token-refresh'].epoch });
+        const result = await checkRelayHandover({ survivors, oldEpoch: before.resources['sse-relay'].epoch, t0, server: fixture.server, label: 'freeze event', timeoutMs: HANDOVER_MS });
+        const refresh = await waitForLeader(survivors, 'token-refresh', { aboveEpoch: before.resources['token-refresh'].epoch, timeoutMs: HANDOVER_MS });
         const newEpoch = refresh.snap.resources['token-refresh'].epoch;
         await waitForServer(fixture.server, (st) => st.log.some((e) => e.resource === `${ns}/token-refresh` && e.epoch === newEpoch && e.ok), 'the new leader wrote through the fence');
         const how = result.snaps.find((s) => s.id === result.leader.id).log.filter((t) => t.resource === 'sse-relay' && t.to === 'candidate').pop();
@@ -296,14 +315,17 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
       await hideTab(t3);
       await hideTab(t1);
       await waitFor(async () => (await snapAll(tabs)).every((s) => s.visibility === 'hidden'), { what: 'all three hidden' });
+      // Not a wait for state: nothing may change meanwhile (no visible tab to hand over to).
       await sleep(1500);
       const hidden = await snapAll(tabs);
       for (const r of RESOURCES) assert.equal(hidden[0].resources[r].state, 'leader', `with no visible tab, hidden t1 keeps ${r}`);
       const t0 = Date.now();
       await showTab(t3);
-      const result = await checkRelayHandover({ survivors: tabs, oldEpoch: hidden[0].resources['sse-relay'].epoch, t0, server: fixture.server, label: 'visible', liveOldLeader: true });
+      // The hidden leader runs its timers about once a second (later on a loaded machine); the
+      // same bound as a hand-over after a timeout (the fallback file once saw 3 s not suffice).
+      const result = await checkRelayHandover({ survivors: tabs, oldEpoch: hidden[0].resources['sse-relay'].epoch, t0, server: fixture.server, label: 'visible', liveOldLeader: true, timeoutMs: HANDOVER_MS });
       assert.equal(result.leader, t3, 'the tab that became visible leads sse-relay');
-      const ws = await waitForLeader(tabs, 'websocket-owner', { aboveEpoch: hidden[0].resources['websocket-owner'].epoch });
+      const ws = await waitForLeader(tabs, 'websocket-owner', { aboveEpoch: hidden[0].resources['websocket-owner'].epoch, timeoutMs: HANDOVER_MS });
       assert.equal(ws.tab, t3, 'and websocket-owner');
       const refresh = await waitForLeader(tabs, 'token-refresh');
       assert.equal(refresh.tab, t1, 'token-refresh (no preferVisible) stays with hidden t1');

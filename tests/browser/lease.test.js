@@ -57,6 +57,15 @@ async function waitForOneLeader(tabs, { aboveEpoch = 0, what = 'one leader' } = 
   }, { what, ...WAIT });
 }
 
+/**
+ * Each tab's transitions from `since` on (its log's times are this machine's clock), for
+ * failure messages: who was named (its 'leader-goodbye' candidacy) and who took the record.
+ */
+async function transitionsSince(tabs, since) {
+  const snaps = await Promise.all(tabs.map(snap));
+  return snaps.map((x) => `${x.id}: ${x.log.filter((t) => t.at >= since).map((t) => `+${Math.round(t.at - since)} ms ${t.from}->${t.to} (${t.reason}, epoch ${t.epoch})`).join(', ')}`).join('; ');
+}
+
 /** The reason this tab's term with `epoch` began (its transition log): why it became candidate. */
 function termCause(s, epoch) {
   const elected = s.log.findLastIndex((t) => t.to === 'leader' && t.epoch === epoch);
@@ -76,7 +85,8 @@ describe('lease: a leader that closes (headless Chromium)', { timeout: 120000 },
       assert.equal(next.token.epoch, first.token.epoch + 1, 'the next epoch');
       // The successor the goodbye names tries at once (the other tab waits its rank's turn)
       // and finds the record released: no try lost to it.
-      assert.equal(termCause(next, next.token.epoch), 'leader-goodbye', `${next.id} took over as the successor named in the goodbye`);
+      const cause = termCause(next, next.token.epoch);
+      if (cause !== 'leader-goodbye') assert.fail(`${next.id} took over (${cause}), not as the successor named in the goodbye; since the close: ${await transitionsSince(others, closedAt)}`);
       const lost = next.log.filter((t) => t.at >= closedAt && t.reason === 'lease-lost');
       assert.deepEqual(lost, [], `${next.id} took the record on its first try`);
     } finally {

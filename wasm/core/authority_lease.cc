@@ -85,7 +85,8 @@ void Election::Lease::keep(Election& election, Resource& r, double now, Effects&
     return;
   }
   // The wall clock jumped forward past the record's takeover time: the others may take it
-  // over now, so the term is in doubt (the view says so) until a renewal writes a new one.
+  // over now, so the term is in doubt (the view says so) until a renewal writes a new one
+  // (see lapse_jumped_lease_terms).
   bool jumped = election.wall_ms(now) >= r.lease_valid_until_wall_ms;
   if (r.lease_op == LeaseOp::none && (now >= r.renew_ms || jumped)) {
     if (!election.message_step_ && election.may_start_lease(now)) {
@@ -236,6 +237,20 @@ bool Election::renewed_since_goodbye(const Resource& r, const LeaseRecord& rec) 
 // which did not send it, stops acting on its term at once and renews kDisownDelayMs
 // later, so that its renewal is later than the goodbye for that tab too. Until the
 // renewal commits, the term is in doubt (the view says so), as when a renewal is late.
+// Every step, whatever its event: a term whose record's takeover time the wall clock has
+// passed is in doubt on the monotonic clock too, until a renewal writes a new record. Else a
+// jump of the wall clock back before that renewal made the term valid again while another
+// tab, which saw the record expire, held it (the simulation, seed 202111: a jump forward by
+// 13.8 s, another tab's takeover, a jump back by 13.1 s, and the old term acted 2 s more).
+void Election::lapse_jumped_lease_terms(double now) {
+  if (authority_ != &kLease) return;
+  for (auto& [name, r] : resources_) {
+    if (r.role == Role::leader && wall_ms(now) >= r.lease_valid_until_wall_ms) {
+      r.lease_valid_until_ms = std::min(r.lease_valid_until_ms, now);
+    }
+  }
+}
+
 void Election::disown_goodbye(const wire::Frame& f, double now) {
   if (authority_ != &kLease || f.target.empty()) return;
   for (auto& [name, r] : resources_) {

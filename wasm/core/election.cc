@@ -57,6 +57,7 @@ void Election::step(const Event& e, Effects& out) {
   if (disposed_ && e.kind != EventKind::lease_read) return;
   double now = e.now_ms;
   read_clocks(e);
+  lapse_jumped_lease_terms(now);
   message_step_ = e.kind == EventKind::message;
   timer_step_ = e.kind == EventKind::tick;
   Resource* r = nullptr;

@@ -204,6 +204,7 @@ class Election {
   void disown_goodbye(const wire::Frame& f, double now);
   void on_abdicate_request(const wire::Frame& f, double now, Effects& out);
   void note_steal_announced(const wire::Frame& f, double now);
+  void lapse_jumped_lease_terms(double now);
   bool visible_asker_may_take_over(const Resource& r, std::string_view asker_id, double now) const;
   // True where no authority exists and the newest claim decides (broadcast-only).
   bool claims_decide() const;
