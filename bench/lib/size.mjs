@@ -29,9 +29,11 @@ export const TARGET_GZIP = 20 * 1024;
  * for a frozen page: the read of the counter that a frame prompts begins in a timer task,
  * not in the message handler (epoch-store.js, `heard`). Raised by 55 B, to 33 278 B measured
  * plus a few bytes, for the lease: a term lapsed by a jump of the wall clock stays lapsed
- * when the clock jumps back (the core's lapse_jumped_lease_terms, on every step).
+ * when the clock jumps back (the core's lapse_jumped_lease_terms, on every step). Raised by
+ * 49 B, to 33 327 B measured plus a few bytes, for the lease's named successor: the others
+ * give it a heartbeat's head start after a goodbye (Lease::campaign).
  */
-export const BUDGET_GZIP = 33285;
+export const BUDGET_GZIP = 33335;
 
 /** An app that uses only createBaton, as its author would write it. */
 export const APP_SOURCE = `import { createBaton } from 'tab-baton';
