@@ -20,7 +20,9 @@
 //     --idle-ns L comma-separated tab counts for the idle phase instead of the mode's (e.g. 2,10)
 //     --subjects K  comma-separated subject keys (e.g. baton-lease): only those are measured
 //                 (baton-before, baton-broadcast-before, baton-lease-before: the page of
-//                 node bench/build-before.mjs REF, measured only when named)
+//                 node bench/build-before.mjs REF, measured only when named; bare-locks-idb:
+//                 the bare lock plus one IndexedDB transaction at the grant, hand-overs only,
+//                 measured only when named)
 //     --before F  an earlier run's raw JSON: its targets beside this run's (printed, and in RESULTS.md)
 //     --report F  measure nothing: print the target check of a raw JSON written earlier (with
 //                 --write, render bench/RESULTS.md from it; --before as above)
@@ -64,6 +66,9 @@ export const AWAFORGE_TIMINGS = { heartbeatMs: 500, takeoverMs: 1500 };
 export const SUBJECTS = [
   { key: 'baton', page: 'baton', query: {}, label: 'Baton (Web Locks)', group: 'locks', fenced: true, baton: true },
   { key: 'bare-locks', page: 'bare-locks', query: {}, label: 'bare navigator.locks', group: 'locks' },
+  // Only when named in --subjects, hand-overs only: the bare lock plus one IndexedDB transaction
+  // at the grant (bench/pages/src/bare-locks-idb.js), the floor of a hand-over that commits an epoch.
+  { key: 'bare-locks-idb', page: 'bare-locks-idb', query: {}, label: 'bare navigator.locks + one IndexedDB transaction', group: 'locks', handoverOnly: true, onlyNamed: true },
   { key: 'broadcast-channel', page: 'broadcast-channel', query: {}, label: `broadcast-channel ${version('broadcast-channel')} (LeaderElectionWebLock)`, group: 'locks' },
   { key: 'tab-election', page: 'tab-election', query: {}, label: `tab-election ${version('tab-election')}`, group: 'locks' },
   { key: 'baton-broadcast', page: 'baton', query: { authority: 'broadcast', locks: 'off' }, label: 'Baton broadcast-only (no Web Locks)', group: 'fallback', fenced: true, baton: true },
@@ -236,7 +241,7 @@ async function main() {
     if (phase('frozen')) {
       results.frozen = {};
       results.frozenSilent = {};
-      for (const s of LOCKS) batches[0].push(() => frozenJob(s));
+      for (const s of LOCKS.filter((x) => !x.handoverOnly)) batches[0].push(() => frozenJob(s));
       if (measured(SUBJECTS[0])) batches[0].push(() => frozenJob(silentOf(SUBJECTS[0])));
       for (const s of FALLBACK.filter((x) => !x.handoverOnly)) batches[1].push(() => frozenJob(s));
       for (const s of FALLBACK.filter((x) => x.baton)) batches[1].push(() => frozenJob(silentOf(s)));

@@ -11,8 +11,12 @@ const ROUNDS = Number(process.env.BATON_HANDOVER_ROUNDS) || 3; // per kind, in t
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const state = (tab) => tab.page.evaluate(() => window.__state);
 const eventTypes = (s) => s.events.map((e) => e.type);
-/** The wait for a page's timer ticks: throttled to about one a second while hidden. */
-const TICKS_MS = 10000;
+/**
+ * A wait's bound for a page's state that comes late on a loaded machine: a hidden page's
+ * timer ticks (throttled to about one a second), a message from another tab. A bound for a
+ * stuck test, not a timing: the waits end as soon as the state shows.
+ */
+const WAIT_MS = 10000;
 // Polls from Node, not in the page: page.waitForFunction polls with requestAnimationFrame
 // (never runs in a hidden page) or page timers (stopped in a frozen page).
 async function waitFor(tab, fn, arg, timeout = 3000) {
@@ -76,9 +80,12 @@ describe('browser harness (headless Chromium, bare navigator.locks)', { timeout:
     await closeTab(tabs.A);
     const next = await waitForSingleLeader([tabs.B, tabs.C]);
     assert.equal(next, tabs.B, 'Web Locks grant in request order');
+    // The closed tab ran pagehide: its BroadcastChannel message arrives. Waited for: the
+    // channel and the lock manager keep no order between them, so B may be granted the lock
+    // before it handles the message.
+    await waitFor(next, () => window.__state.messages.some((m) => m.type === 'pagehide' && m.id === 'A'), null, WAIT_MS);
     const s = await state(next);
     const pagehide = s.messages.find((m) => m.type === 'pagehide' && m.id === 'A');
-    assert.ok(pagehide, 'the closed tab ran pagehide (its BroadcastChannel message arrived)');
     assert.equal(pagehide.wasLeader, true);
     handovers.push({ kind: 'close (held to teardown)', ms: s.leaderAt - t0, note: `${(s.leaderAt - pagehide.at).toFixed(1)} ms after pagehide` });
   });
@@ -96,18 +103,18 @@ describe('browser harness (headless Chromium, bare navigator.locks)', { timeout:
     tabs.D = await fixture.browser.openTab(`${pageUrl}?id=D`);
     const probe = tabs.D;
     // Pings from D are answered by C's message handler with C's tick counter.
-    const ping = (seq) => probe.page.evaluate(async (seq) => {
+    const ping = (seq) => probe.page.evaluate(async ([seq, timeoutMs]) => {
       const bc = new BroadcastChannel('bare-lock');
       try {
         return await new Promise((resolve, reject) => {
-          const t = setTimeout(() => reject(new Error('no pong')), 2000);
+          const t = setTimeout(() => reject(new Error('no pong')), timeoutMs);
           bc.onmessage = (e) => {
             if (e.data.type === 'pong' && e.data.to === 'probe' && e.data.seq === seq) { clearTimeout(t); resolve(e.data); }
           };
           bc.postMessage({ type: 'ping', from: 'probe', seq, target: 'C' });
         });
       } finally { bc.close(); }
-    }, seq);
+    }, [seq, WAIT_MS]);
 
     const before = await ping(1);
     assert.equal(before.id, 'C');
@@ -118,6 +125,7 @@ describe('browser harness (headless Chromium, bare navigator.locks)', { timeout:
     assert.equal(s1.visibility, 'hidden', 'a frozen page is hidden');
 
     const p1 = await ping(2);
+    // Not a wait for state: the frozen tab's ticks may not change meanwhile.
     await sleep(400);
     const p2 = await ping(3);
     assert.equal(p2.ticks, p1.ticks, `timers stopped while frozen (ticks ${p1.ticks} -> ${p2.ticks})`);
@@ -130,11 +138,11 @@ describe('browser harness (headless Chromium, bare navigator.locks)', { timeout:
     // After a thaw the page stays hidden, so its timers are throttled (about 1/s) but run.
     // The waits for ticks are bounds for a stuck test: a loaded machine runs a throttled
     // timer a second or more late.
-    await waitFor(frozen, (n) => window.__state.ticks > n, p2.ticks, TICKS_MS);
+    await waitFor(frozen, (n) => window.__state.ticks > n, p2.ticks, WAIT_MS);
     await showTab(frozen);
     await waitFor(frozen, () => document.visibilityState === 'visible', null, 3000);
     const t = (await state(frozen)).ticks;
-    await waitFor(frozen, (n) => window.__state.ticks >= n + 5, t, TICKS_MS);
+    await waitFor(frozen, (n) => window.__state.ticks >= n + 5, t, WAIT_MS);
   });
 
   it('hideTab/showTab change visibility without freezing', async () => {
@@ -142,7 +150,7 @@ describe('browser harness (headless Chromium, bare navigator.locks)', { timeout:
     await hideTab(tab);
     await waitFor(tab, () => document.visibilityState === 'hidden', null, 3000);
     const t = (await state(tab)).ticks;
-    await waitFor(tab, (n) => window.__state.ticks > n, t, TICKS_MS); // throttled, not stopped
+    await waitFor(tab, (n) => window.__state.ticks > n, t, WAIT_MS); // throttled, not stopped
     assert.ok(!eventTypes(await state(tab)).includes('freeze'), 'hidden is not frozen');
     await showTab(tab);
     await waitFor(tab, () => document.visibilityState === 'visible', null, 3000);

@@ -54,6 +54,10 @@ void Election::Lease::campaign(Election& election, Resource& r, double now, Effe
   // (the transaction tells who holds it). A successor named in a goodbye does not wait
   // for the record its predecessor gave up.
   bool others_record = r.lease.present && r.lease.owner != c.id;
+  // A goodbye named another tab: it starts at its next timer run, which comes within a
+  // heartbeat unless its timers stall. With one rank stagger of head start, a successor
+  // whose timer ran 150 ms late lost the record to the next tab by rank.
+  double leaderless_since = r.leaderless_since_ms + (r.other_named ? c.heartbeat_ms : 0);
   double due;
   if (r.named_successor) {
     due = r.lease_started_ms > r.named_ms ? r.lease_started_ms + c.rank_stagger_ms : now;
@@ -63,10 +67,10 @@ void Election::Lease::campaign(Election& election, Resource& r, double now, Effe
     // read meanwhile, not even when the copy read last expires (the owner renewed it).
     // After a goodbye (the leader known here left), by rank from then on: the successor
     // it named goes first, even where this tab's copy of the record is long overdue.
-    double since = r.leader.empty() ? r.leaderless_since_ms : 0;
+    double since = r.leader.empty() ? leaderless_since : 0;
     due = std::max(election.lease_takeover_due(r, r.lease), since) + pos * c.rank_stagger_ms;
   } else {
-    due = r.leaderless_since_ms + pos * c.rank_stagger_ms;
+    due = leaderless_since + pos * c.rank_stagger_ms;
   }
   if (now < due || election.message_step_) {
     // A message made it due: the timer starts it, a tick away (see may_start_lease).

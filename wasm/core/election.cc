@@ -453,6 +453,7 @@ void Election::set_leader(Resource& r, std::string_view id, uint64_t epoch, doub
   r.leader_since_wall_ms = wall_ms(now);
   r.abdicate_asked_ms = -1;
   r.steal_announced_ms = -1;
+  r.other_named = false;
   r.claimant.clear();
   add(out, EffectKind::leader_changed, r.name);
   trigger(r, now);

@@ -107,6 +107,8 @@ class Election {
     TabId departed;                // that leader, whose lease release may still be committing
     uint64_t departed_epoch = 0;   // its term, the only record its goodbye gives up (0: unknown)
     double named_ms = 0;
+    // Lease: the last leader's goodbye named another tab, which gets a heartbeat's head start.
+    bool other_named = false;
     // Lease: when this tab, leading, heard a goodbye in its own name that it did not send
     // (see disown_goodbye). Its term stays in doubt until a renewal begun later commits.
     double disowned_ms = -kNever;
