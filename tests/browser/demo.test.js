@@ -323,7 +323,7 @@ describe('demo with Web Locks (headless Chromium)', { timeout: 180000 }, () => {
       await showTab(t3);
       // The hidden leader runs its timers about once a second (later on a loaded machine); the
       // same bound as a hand-over after a timeout (the fallback file once saw 3 s not suffice).
-      const result = await checkRelayHandover({ survivors: tabs, oldEpoch: hidden[0].resources['sse-relay'].epoch, t0, server: fixture.server, label: 'visible', liveOldLeader: true, timeoutMs: HANDOVER_MS });
+      const result = await checkRelayHandover({ survivors: tabs, oldEpoch: hidden[0].resources['sse-relay'].epoch, t0, server: fixture.server, label: 'visible', timeoutMs: HANDOVER_MS });
       assert.equal(result.leader, t3, 'the tab that became visible leads sse-relay');
       const ws = await waitForLeader(tabs, 'websocket-owner', { aboveEpoch: hidden[0].resources['websocket-owner'].epoch, timeoutMs: HANDOVER_MS });
       assert.equal(ws.tab, t3, 'and websocket-owner');

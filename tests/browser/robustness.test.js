@@ -221,8 +221,9 @@ describe('the relay over a WebSocket source', { timeout: 90000 }, () => {
     }, { what: `${n} events of epoch ${epoch} everywhere` });
     let lastRelayed = -1;
     for (const s of snaps) s.ids.forEach((id, i) => { if (s.epochs[i] <= oldEpoch) lastRelayed = Math.max(lastRelayed, id); });
-    const open = snaps.find((s) => s.id === opener.id).relay.opens.find((o) => o.epoch === epoch);
-    assertResumePoint(open.after, lastRelayed);
+    const openerSnap = snaps.find((s) => s.id === opener.id);
+    const open = openerSnap.relay.opens.find((o) => o.epoch === epoch);
+    assertResumePoint(open.after, lastRelayed, openerSnap.ids.filter((id, i) => openerSnap.epochs[i] <= oldEpoch));
     assert.ok(feed.stats().connections.some((c) => c.after === open.after), `the feed server saw a connection with after=${open.after}`);
     for (const s of snaps) {
       assertConsecutive(s.ids, s.id);
