@@ -236,11 +236,6 @@ bool Election::renewed_since_goodbye(const Resource& r, const LeaseRecord& rec) 
   return local_ms(rec.takeover_ms) - lease_silence_ms() >= r.named_ms;
 }
 
-// Only the tab a goodbye names acts on it (lease_takeover_allowed), at the earliest
-// hello_window_ms after hearing it, when the record was not renewed since. This tab,
-// which did not send it, stops acting on its term at once and renews kDisownDelayMs
-// later, so that its renewal is later than the goodbye for that tab too. Until the
-// renewal commits, the term is in doubt (the view says so), as when a renewal is late.
 // Every step, whatever its event: a term whose record's takeover time the wall clock has
 // passed is in doubt on the monotonic clock too, until a renewal writes a new record. Else a
 // jump of the wall clock back before that renewal made the term valid again while another
@@ -255,6 +250,11 @@ void Election::lapse_jumped_lease_terms(double now) {
   }
 }
 
+// Only the tab a goodbye names acts on it (lease_takeover_allowed), at the earliest
+// hello_window_ms after hearing it, when the record was not renewed since. This tab,
+// which did not send it, stops acting on its term at once and renews kDisownDelayMs
+// later, so that its renewal is later than the goodbye for that tab too. Until the
+// renewal commits, the term is in doubt (the view says so), as when a renewal is late.
 void Election::disown_goodbye(const wire::Frame& f, double now) {
   if (authority_ != &kLease || f.target.empty()) return;
   for (auto& [name, r] : resources_) {

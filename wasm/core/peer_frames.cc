@@ -139,10 +139,12 @@ void Election::on_goodbye(const wire::Frame& f, double now, Effects& out) {
       r.departed_epoch = r.leader == f.sender ? r.leader_epoch : r.lease.owner == f.sender ? r.lease.epoch : 0;
       r.named_ms = now;
     }
-    // Lease: the successor starts its acquire at its next timer run, not in this handler;
-    // the others wait a heartbeat for it (Lease::campaign).
-    if (r.leader == f.sender) r.other_named = !f.target.empty() && f.target != config_.id;
-    if (r.leader == f.sender) clear_leader(r, now, out);
+    if (r.leader == f.sender) {
+      // Lease: the successor starts its acquire at its next timer run, not in this handler;
+      // the others wait a heartbeat for it (Lease::campaign).
+      r.other_named = !f.target.empty() && f.target != config_.id;
+      clear_leader(r, now, out);
+    }
     // Broadcast-only: the others wait for the named successor's claim.
     if (!f.subject.empty() && !f.target.empty() && f.target != config_.id && authority() == Authority::broadcast) {
       note_claimant(r, f.target, true, now);
