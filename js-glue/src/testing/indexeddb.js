@@ -57,9 +57,9 @@ function encodeKey(key) {
  * and the `complete` events for the tab's page until `thaw()`: a transaction told to
  * `commit()` still completes (it waits for nothing from the page), any other one waits, and
  * one the page aborts meanwhile (from a message handler, which a frozen page still runs)
- * frees the store at once, its held answers dropped. So does a transaction the frozen page
- * begins (from a message handler): as measured in Chromium, a read it begins and commits at
- * once does not hold the store, and its answers reach the page at the thaw.
+ * frees the store at once, its held answers dropped. The same holds for a transaction the
+ * frozen page begins (from a message handler): as measured in Chromium, a read it begins and
+ * commits at once does not hold the store, and its answers reach the page at the thaw.
  */
 export function createIndexedDB() {
   const databases = new Map(); // name -> {version, stores: Map<store, Map<key, value>>, previous: Map}
